@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sensors.parsers import parse_brw_stats, parse_lctl_get_param
-from sensors.tests._fixtures import fixture_text
+from sensors.tests import fixture_text
 
 
 def test_reads_2_15_debugfs_brw_stats():

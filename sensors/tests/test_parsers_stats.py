@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sensors.parsers import ParseError, parse_stats
-from sensors.tests._fixtures import fixture_text
+from sensors.tests import fixture_text
 
 
 def test_reads_2_15_obdfilter_stats_with_time_header_and_sumsq():

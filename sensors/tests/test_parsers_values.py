@@ -15,7 +15,7 @@ from sensors.parsers import (
     parse_single_value,
     parse_yaml_block,
 )
-from sensors.tests._fixtures import fixture_text
+from sensors.tests import fixture_text
 
 
 @pytest.mark.parametrize(
