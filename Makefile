@@ -1,0 +1,34 @@
+# Ostara: the two set-up commands are `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+.PHONY: help install demo stop status test lint bench
+
+help:
+	@echo "make demo   install what is missing, start the services and the portal on the virtual rack"
+	@echo "make stop   stop the demo (its data is kept in .run/demo)"
+	@echo "make status show what of the demo is running"
+	@echo "make test   install what is missing, run the whole suite on its own services"
+	@echo "make bench  run the benchmarks"
+	@echo "make lint   ruff"
+
+install:
+	@deploy/install.sh
+
+demo: install
+	@deploy/demo.sh start
+
+stop:
+	@deploy/demo.sh stop
+
+status:
+	@deploy/demo.sh status
+
+test: install
+	@deploy/test.sh $(PYTEST_ARGS)
+
+lint: install
+	.venv/bin/ruff check .
+
+bench: install
+	@deploy/bench.sh

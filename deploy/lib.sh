@@ -1,0 +1,62 @@
+# Shared shell functions of the deploy scripts. Source it; it sets no options of its own.
+
+OSTARA_HOME=${OSTARA_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+export OSTARA_HOME
+
+# load_profile demo|test: the ports and run directory of that set of services.
+load_profile() {
+    local profile=$1
+    # shellcheck disable=SC1090
+    source "$OSTARA_HOME/deploy/profiles/$profile.env"
+    export OSTARA_RUN_DIR OSTARA_REDIS_PORT OSTARA_INFLUXDB_PORT OSTARA_INFLUXDB_RPC_PORT \
+        OSTARA_PORTAL_PORT
+    export REDIS_URL="redis://127.0.0.1:$OSTARA_REDIS_PORT/0"
+    export INFLUXDB_URL="http://127.0.0.1:$OSTARA_INFLUXDB_PORT"
+    export INFLUXDB_DATABASE=${INFLUXDB_DATABASE:-ostara}
+    mkdir -p "$OSTARA_RUN_DIR/log" "$OSTARA_RUN_DIR/pid" "$OSTARA_RUN_DIR/static"
+}
+
+say() { printf '%s\n' "$*" >&2; }
+
+# pid_alive FILE: the process named in a pid file is running.
+pid_alive() {
+    local file=$1 pid
+    [ -f "$file" ] || return 1
+    pid=$(cat "$file" 2>/dev/null) || return 1
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
+wait_until() {
+    local seconds=$1 what=$2
+    shift 2
+    local deadline=$((SECONDS + seconds))
+    until "$@" >/dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            say "$what did not answer within ${seconds}s"
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+# stop_pid FILE NAME: TERM the process, wait, then KILL; remove the pid file.
+stop_pid() {
+    local file=$1 name=$2 pid
+    if ! pid_alive "$file"; then
+        rm -f "$file"
+        return 0
+    fi
+    pid=$(cat "$file")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        say "$name did not stop in 10 s; killing it"
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$file"
+    say "stopped $name"
+}

@@ -1,0 +1,1 @@
+"""The Ostara portal: the Django project and its apps."""

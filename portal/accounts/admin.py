@@ -1,0 +1,1 @@
+"""Users and groups are managed through Django's own admin pages."""

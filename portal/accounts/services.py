@@ -1,0 +1,85 @@
+"""Roles and the first admin account.
+
+The permissions of each role are listed here, by app label and codename pattern, so that each
+app that adds models extends one table instead of writing its own group code.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+
+from portal.accounts.choices import Role
+
+# app label -> actions each role may take on every model of that app. Apps are added here as
+# they arrive; "view" is read-only, "add"/"change"/"delete" are Django's model permissions.
+ROLE_ACTIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    Role.VIEWER: {},
+    Role.OPERATOR: {},
+    Role.ADMIN: {"auth": ("view", "add", "change", "delete")},
+}
+# Apps whose models every role may view and operators may run (add/change).
+OPERATIONAL_APPS: tuple[str, ...] = ()
+
+
+def role_permissions(role: str) -> list[Permission]:
+    actions_by_app = dict(ROLE_ACTIONS[role])
+    for app_label in OPERATIONAL_APPS:
+        if role == Role.VIEWER:
+            actions_by_app[app_label] = ("view",)
+        elif role == Role.OPERATOR:
+            actions_by_app[app_label] = ("view", "add", "change")
+        else:
+            actions_by_app[app_label] = ("view", "add", "change", "delete")
+    permissions: list[Permission] = []
+    for app_label, actions in actions_by_app.items():
+        for permission in Permission.objects.filter(content_type__app_label=app_label):
+            if permission.codename.split("_", 1)[0] in actions:
+                permissions.append(permission)
+    return permissions
+
+
+@transaction.atomic
+def ensure_roles() -> dict[str, Group]:
+    """Create the role groups and set their permissions; safe to run any number of times."""
+    groups = {}
+    for role in Role:
+        group, _ = Group.objects.get_or_create(name=role.value)
+        group.permissions.set(role_permissions(role))
+        groups[role.value] = group
+    return groups
+
+
+@dataclass(frozen=True)
+class AdminAccount:
+    username: str
+    password: str | None  # only when it was created just now
+    password_file: Path
+
+
+def ensure_admin(run_dir: Path, username: str = "admin") -> AdminAccount:
+    """Create the first admin with a generated password kept in ``run_dir``; never a default.
+
+    The password is returned only when the account is created; afterwards it lives in the
+    password file (mode 0600) until the administrator changes it.
+    """
+    groups = ensure_roles()
+    password_file = run_dir / "admin-password"
+    user_model = get_user_model()
+    if user_model.objects.filter(username=username).exists():
+        return AdminAccount(username, None, password_file)
+    password = secrets.token_urlsafe(12)
+    with transaction.atomic():
+        user = user_model.objects.create_superuser(username=username, email="", password=password)
+        user.groups.add(groups[Role.ADMIN])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(password + "\n")
+    return AdminAccount(username, password, password_file)

@@ -1,0 +1,139 @@
+"""The shared test world of the portal: roles and users, the test profile's services, a real
+Celery worker, and a headless Chromium. Services are the ones deploy/test.sh started."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis as redis_lib
+import requests
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+# Chromium's own background traffic is refused on these machines' closed network.
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _profile_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("OSTARA_RUN_DIR", str(settings.RUN_DIR))
+    return env
+
+
+@pytest.fixture(scope="session")
+def services():
+    """Redis and InfluxDB of the test profile must answer; `make test` starts them."""
+    problems = []
+    try:
+        redis_lib.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping()
+    except redis_lib.RedisError as error:
+        problems.append(f"Redis at {settings.REDIS_URL}: {error}")
+    try:
+        requests.get(f"{settings.INFLUXDB_URL}/ping", timeout=2).raise_for_status()
+    except requests.RequestException as error:
+        problems.append(f"InfluxDB at {settings.INFLUXDB_URL}: {error}")
+    if problems:
+        pytest.fail("test services are not running (run the suite with `make test`): "
+                    + "; ".join(problems))
+    return {"redis_url": settings.REDIS_URL, "influxdb_url": settings.INFLUXDB_URL}
+
+
+def run_services_script(action: str, which: str) -> None:
+    subprocess.run([str(REPO / "deploy" / "services.sh"), "test", action, which],
+                   check=True, env=_profile_env(), capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def celery_worker(services, django_db_setup, django_db_blocker):
+    """A real Celery worker process on the test Redis, using the test database."""
+    database = settings.DATABASES["default"]
+    env = _profile_env()
+    if database["ENGINE"].endswith("sqlite3"):
+        env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
+    log = open(settings.RUN_DIR / "log" / "test-worker.log", "ab")  # noqa: SIM115
+    hostname = f"pytest-{os.getpid()}@localhost"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
+         "--pool", "solo", "--loglevel", "INFO", "--hostname", hostname],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    from workers.celery_app import app
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the Celery worker exited with {process.returncode}; see {log.name}")
+        if app.control.ping(destination=[hostname], timeout=0.5):
+            break
+    else:
+        process.terminate()
+        pytest.fail("the Celery worker did not answer within 60 s")
+    yield hostname
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture
+def world(db):
+    """Roles, and one user per role: admin, operator, viewer (password 'pw-<name>-123!')."""
+    from django.contrib.auth import get_user_model
+
+    from portal.accounts.choices import Role
+    from portal.accounts.services import ensure_roles
+
+    groups = ensure_roles()
+    users = {}
+    for role in Role:
+        user = get_user_model().objects.create_user(
+            username=role.value, password=f"pw-{role.value}-123!",
+            is_staff=role == Role.ADMIN, is_superuser=role == Role.ADMIN,
+        )
+        user.groups.add(groups[role.value])
+        users[role.value] = user
+    return users
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 800})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot_dir() -> Path:
+    """Screenshots are kept with the test results for people to look at."""
+    path = REPO / "test-results" / "screenshots"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,62 @@
+"""All of the portal's reads and writes to InfluxDB go through this module.
+
+InfluxDB 1.x speaks HTTP: ``/ping``, ``/write`` with line protocol and ``/query`` with InfluxQL.
+The ``influxdb`` 5.3 client handles the query side; writes of pre-encoded line protocol go
+through it too, so there is one connection setting and one error type for callers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import requests
+from django.conf import settings
+from influxdb import InfluxDBClient
+from influxdb.exceptions import InfluxDBClientError, InfluxDBServerError
+
+InfluxError = (InfluxDBClientError, InfluxDBServerError, requests.RequestException)
+
+
+@lru_cache(maxsize=4)
+def _client(url: str, database: str, username: str, password: str, timeout: int) -> InfluxDBClient:
+    parsed = requests.utils.urlparse(url)
+    return InfluxDBClient(
+        host=parsed.hostname or "127.0.0.1",
+        port=parsed.port or 8086,
+        ssl=parsed.scheme == "https",
+        verify_ssl=parsed.scheme == "https",
+        username=username or None,
+        password=password or None,
+        database=database,
+        timeout=timeout,
+        retries=1,
+    )
+
+
+def client() -> InfluxDBClient:
+    return _client(
+        settings.INFLUXDB_URL,
+        settings.INFLUXDB_DATABASE,
+        settings.INFLUXDB_USERNAME,
+        settings.INFLUXDB_PASSWORD,
+        settings.INFLUXDB_TIMEOUT_SECONDS,
+    )
+
+
+def ping() -> str:
+    """Return the server's version; raise one of ``InfluxError`` when it does not answer."""
+    return client().ping()
+
+
+def ensure_database() -> None:
+    client().create_database(settings.INFLUXDB_DATABASE)  # a no-op when it exists
+
+
+def write_lines(lines: list[str], precision: str = "s") -> None:
+    client().write_points(lines, protocol="line", time_precision=precision)
+
+
+def query(influxql: str, bind_params: dict | None = None) -> list[dict]:
+    """Run one InfluxQL statement; return its points as dicts (with ``time`` and tags)."""
+    result = client().query(influxql, bind_params=bind_params, epoch="s")
+    return list(result.get_points())

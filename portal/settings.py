@@ -1,0 +1,195 @@
+"""Django settings for the Ostara portal.
+
+Every value that differs between machines comes from the environment through the typed helpers
+in ``portal.env``; nothing secret is written here. Groups: ``DATABASE_URL``, ``REDIS_URL``,
+``INFLUXDB_*``, ``EMAIL_*``, ``OSTARA_*``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from portal.env import SettingError, env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# The run directory holds everything a running appliance writes: the SQLite database, the
+# generated secret key and admin password, service data and logs.
+RUN_DIR = Path(env_str("OSTARA_RUN_DIR", str(BASE_DIR / ".run" / "demo"))).resolve()
+
+
+def _secret_key() -> str:
+    """The key from the environment, or one generated on first start and kept in RUN_DIR."""
+    configured = env_str("OSTARA_SECRET_KEY", "")
+    if configured:
+        if len(configured) < 32:
+            raise SettingError("OSTARA_SECRET_KEY: must be at least 32 characters")
+        return configured
+    key_file = RUN_DIR / "secret_key"
+    if not key_file.exists():
+        RUN_DIR.mkdir(parents=True, exist_ok=True)
+        # O_EXCL: two processes starting at once must not each write a different key.
+        try:
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("OSTARA_DEBUG", False)
+ALLOWED_HOSTS = env_list("OSTARA_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("OSTARA_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "portal.accounts",
+    "portal.health",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "portal.accounts.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "portal" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "portal.navigation.navigation",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{RUN_DIR / 'ostara.sqlite3'}"),
+        conn_max_age=60,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Workers and the portal write at the same time; wait for the lock instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["TEST"] = {"NAME": str(RUN_DIR / "test-ostara.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "health:dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = env_str("OSTARA_TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = RUN_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "portal" / "static"]
+# Front-end libraries come from the npm registry at install time (no build step): only the
+# files the pages load are served.
+NODE_MODULES = BASE_DIR / "node_modules"
+if (NODE_MODULES / "htmx.org" / "dist").is_dir():
+    STATICFILES_DIRS.append(("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+# --- Services -----------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:16379/0")
+INFLUXDB_URL = env_str("INFLUXDB_URL", "http://127.0.0.1:18086")
+INFLUXDB_DATABASE = env_str("INFLUXDB_DATABASE", "ostara")
+INFLUXDB_USERNAME = env_str("INFLUXDB_USERNAME", "")
+INFLUXDB_PASSWORD = env_str("INFLUXDB_PASSWORD", "")
+INFLUXDB_TIMEOUT_SECONDS = env_int("INFLUXDB_TIMEOUT_SECONDS", 5)
+
+# --- Celery -------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Provisioning an SSU (formatting 24 OSTs, waiting for Pacemaker) can take hours on real
+# hardware; steps report progress themselves, so the limits only stop a hung job.
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("OSTARA_TASK_SOFT_TIME_LIMIT", 6 * 3600)
+CELERY_TASK_TIME_LIMIT = env_int("OSTARA_TASK_TIME_LIMIT", 6 * 3600 + 300)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
+
+# --- Mail ---------------------------------------------------------------------------------
+EMAIL_HOST = env_str("EMAIL_HOST", "127.0.0.1")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "ostara@localhost")
+
+# --- API ----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Basic first, so an unauthenticated client gets 401 with a challenge, not 403.
+        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Ostara API",
+    "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("OSTARA_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,19 @@
+"""The portal's URLs: each app's pages, the API under /api/, and the unauthenticated /healthz."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from portal.health.views import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("accounts/", include("portal.accounts.urls")),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("portal.api_router")),
+    path("", include("portal.health.urls")),
+]

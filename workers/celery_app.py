@@ -1,0 +1,17 @@
+"""The Celery app of the workers (jobs, surveys, health, alerts).
+
+Configuration comes from Django's settings (the ``CELERY_`` group): Redis as broker and result
+backend, JSON only, time limits fit for long provisioning runs, the beat schedule.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+
+app = Celery("ostara")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
