@@ -1,0 +1,121 @@
+"""Checks for every name and address that the plan hands on to shells, ansible and Pacemaker.
+
+Each check returns None when the value is acceptable, or a sentence saying why it is not, so the
+spec validator can collect every problem of a spec in one pass.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Lustre's own limit is 8 characters; the issue narrows the alphabet to what is safe everywhere
+# the name travels (device paths, Pacemaker ids, ansible variables).
+FILESYSTEM_NAME = re.compile(r"^[a-z0-9_]{1,8}$")
+# SSU, pair and array names become parts of Pacemaker ids, ansible group names and shell words.
+UNIT_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+HOSTNAME_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+# LNet network types whose NIDs carry an IPv4 address (socklnd, o2iblnd, kfilnd, gnilnd, ptl4).
+LNET_TYPES = ("tcp", "o2ib", "kfi", "gni", "ptl4")
+LNET_NETWORK = re.compile(rf"^(?P<lnd>{'|'.join(LNET_TYPES)})(?P<number>0|[1-9][0-9]{{0,4}})?$")
+# LNet keeps the network number in 16 bits.
+MAX_LNET_NUMBER = 65535
+PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
+MAX_PDU_OUTLET = 999
+
+
+def filesystem_problem(name: str) -> str | None:
+    if FILESYSTEM_NAME.match(name):
+        return None
+    return (
+        f"{name!r} is not a filesystem name Lustre accepts here: "
+        "use 1 to 8 characters of a-z, 0-9 and _"
+    )
+
+
+def unit_name_problem(name: str) -> str | None:
+    if UNIT_NAME.match(name):
+        return None
+    return (
+        f"{name!r} is not a safe name: start with a lowercase letter, then up to 31 lowercase "
+        "letters, digits or hyphens"
+    )
+
+
+def hostname_problem(name: str) -> str | None:
+    """RFC 1123 host names, lowercase only (Pacemaker node names must match `uname -n`)."""
+    if not name:
+        return "host name is empty"
+    if len(name) > 253:
+        return f"host name is {len(name)} characters long; at most 253 are allowed"
+    for label in name.split("."):
+        if len(label) > 63:
+            return f"label {label[:20]!r}... is {len(label)} characters long; at most 63"
+        if not HOSTNAME_LABEL.match(label):
+            return (
+                f"{name!r} is not a valid host name: each dot-separated label must be 1 to 63 "
+                "lowercase letters, digits or hyphens, not starting or ending with a hyphen"
+            )
+    return None
+
+
+def ipv4_problem(address: str) -> str | None:
+    octets = address.split(".")
+    if len(octets) != 4 or not all(octet.isdigit() and octet.isascii() for octet in octets):
+        return f"{address!r} is not an IPv4 address"
+    for octet in octets:
+        # Leading zeros are read as octal by some tools: refuse the ambiguity.
+        if len(octet) > 1 and octet.startswith("0"):
+            return f"{address!r} has an octet with a leading zero"
+        if int(octet) > 255:
+            return f"{address!r} has an octet above 255"
+    return None
+
+
+def is_ipv4_shaped(value: str) -> bool:
+    return bool(re.fullmatch(r"[0-9.]+", value))
+
+
+def nid_problem(nid: str) -> str | None:
+    """A Lustre NID of the form <IPv4>@<lnd><optional network number>, e.g. 10.0.0.1@o2ib1."""
+    address, at, network = nid.partition("@")
+    if not at:
+        return f"{nid!r} is not a Lustre NID: expected <IPv4>@<network>, e.g. 10.0.0.1@o2ib"
+    problem = ipv4_problem(address)
+    if problem:
+        return f"{nid!r} is not a Lustre NID: {problem}"
+    match = LNET_NETWORK.match(network)
+    if not match or int(match.group("number") or 0) > MAX_LNET_NUMBER:
+        return (
+            f"{nid!r} is not a Lustre NID: the network must be one of "
+            f"{', '.join(LNET_TYPES)} with an optional number up to {MAX_LNET_NUMBER}, "
+            "e.g. o2ib or tcp1"
+        )
+    return None
+
+
+def nid_network(nid: str) -> str:
+    """The LNet network of a valid NID; `o2ib` and `o2ib0` are the same network."""
+    match = LNET_NETWORK.match(nid.partition("@")[2])
+    assert match, nid
+    lnd, number = match.group("lnd"), match.group("number")
+    return f"{lnd}{number or '0'}"
+
+
+def bmc_problem(address: str) -> str | None:
+    if is_ipv4_shaped(address):
+        return ipv4_problem(address)
+    if hostname_problem(address):
+        return f"{address!r} is neither an IPv4 address nor a valid host name"
+    return None
+
+
+def pdu_outlet_problem(value: str) -> str | None:
+    match = PDU_OUTLET.match(value)
+    if not match:
+        return f"{value!r} is not a PDU outlet: expected <pdu-name>:<outlet number>, e.g. pdu1:3"
+    pdu, outlet = match.group("pdu"), match.group("outlet")
+    if bmc_problem(pdu):
+        return f"{value!r}: PDU {pdu!r} is neither an IPv4 address nor a valid host name"
+    if outlet.startswith("0") or not 1 <= int(outlet) <= MAX_PDU_OUTLET:
+        return f"{value!r}: outlet number must be 1 to {MAX_PDU_OUTLET}, without leading zeros"
+    return None
