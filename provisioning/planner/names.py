@@ -65,9 +65,9 @@ def ipv4_problem(address: str) -> str | None:
     for octet in octets:
         # Leading zeros are read as octal by some tools: refuse the ambiguity.
         if len(octet) > 1 and octet.startswith("0"):
-            return f"{address!r} has an octet with a leading zero"
+            return f"{address!r} is not an IPv4 address: octet {octet} has a leading zero"
         if int(octet) > 255:
-            return f"{address!r} has an octet above 255"
+            return f"{address!r} is not an IPv4 address: octet {octet} is above 255"
     return None
 
 
