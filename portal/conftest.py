@@ -46,14 +46,20 @@ def services():
     except requests.RequestException as error:
         problems.append(f"InfluxDB at {settings.INFLUXDB_URL}: {error}")
     if problems:
-        pytest.fail("test services are not running (run the suite with `make test`): "
-                    + "; ".join(problems))
+        pytest.fail(
+            "test services are not running (run the suite with `make test`): " + "; ".join(problems)
+        )
     return {"redis_url": settings.REDIS_URL, "influxdb_url": settings.INFLUXDB_URL}
 
 
 def run_services_script(action: str, which: str) -> None:
-    subprocess.run([str(REPO / "deploy" / "services.sh"), "test", action, which],
-                   check=True, env=_profile_env(), capture_output=True, timeout=120)
+    subprocess.run(
+        [str(REPO / "deploy" / "services.sh"), "test", action, which],
+        check=True,
+        env=_profile_env(),
+        capture_output=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -66,9 +72,24 @@ def celery_worker(services, django_db_setup, django_db_blocker):
     log = open(settings.RUN_DIR / "log" / "test-worker.log", "ab")  # noqa: SIM115
     hostname = f"pytest-{os.getpid()}@localhost"
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
-         "--pool", "solo", "--loglevel", "INFO", "--hostname", hostname],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            hostname,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     from workers.celery_app import app
 
@@ -102,8 +123,10 @@ def world(db):
     users = {}
     for role in Role:
         user = get_user_model().objects.create_user(
-            username=role.value, password=f"pw-{role.value}-123!",
-            is_staff=role == Role.ADMIN, is_superuser=role == Role.ADMIN,
+            username=role.value,
+            password=f"pw-{role.value}-123!",
+            is_staff=role == Role.ADMIN,
+            is_superuser=role == Role.ADMIN,
         )
         user.groups.add(groups[role.value])
         users[role.value] = user
@@ -117,8 +140,9 @@ def browser():
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         yield browser
         browser.close()
 

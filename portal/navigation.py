@@ -21,8 +21,9 @@ def navigation(request) -> dict:
             url = reverse(url_name)
         except NoReverseMatch:
             url = None
-        entries.append({"label": label, "url": url,
-                        "active": bool(url) and _is_active(request.path, url)})
+        entries.append(
+            {"label": label, "url": url, "active": bool(url) and _is_active(request.path, url)}
+        )
     return {"navigation": entries}
 
 

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "portal.accounts",
     "portal.health",
+    "portal.inventory",
 ]
 
 MIDDLEWARE = [

@@ -11,8 +11,9 @@ class LoginRequiredMiddleware(DjangoLoginRequired):
 
     def handle_no_permission(self, request, view_func):
         if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": "Authentication credentials were not provided."},
-                                    status=401)
+            response = JsonResponse(
+                {"detail": "Authentication credentials were not provided."}, status=401
+            )
             response["WWW-Authenticate"] = 'Basic realm="ostara"'
             return response
         return super().handle_no_permission(request, view_func)

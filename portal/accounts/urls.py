@@ -8,8 +8,9 @@ urlpatterns = [
     path(
         "login/",
         login_not_required(
-            auth_views.LoginView.as_view(template_name="accounts/login.html",
-                                         redirect_authenticated_user=True)
+            auth_views.LoginView.as_view(
+                template_name="accounts/login.html", redirect_authenticated_user=True
+            )
         ),
         name="login",
     ),

@@ -36,8 +36,7 @@ def test_a_viewer_sees_the_dashboard_after_login(client, world):
     assert b"Appliance services" in response.content
 
 
-def test_setup_creates_the_admin_with_a_generated_password_shown_once(tmp_path, settings,
-                                                                       capsys):
+def test_setup_creates_the_admin_with_a_generated_password_shown_once(tmp_path, settings, capsys):
     settings.RUN_DIR = tmp_path
     call_command("ostara_setup")
     first = capsys.readouterr().out

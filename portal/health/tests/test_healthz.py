@@ -20,8 +20,7 @@ def test_healthz_is_200_when_every_service_answers(client, celery_worker):
     assert celery_worker in body["services"]["workers"]["extra"]["workers"]
 
 
-def test_healthz_names_influxdb_while_it_is_stopped_and_recovers_after_start(client,
-                                                                               celery_worker):
+def test_healthz_names_influxdb_while_it_is_stopped_and_recovers_after_start(client, celery_worker):
     run_services_script("stop", "influxdb")
     try:
         response = client.get("/healthz")
@@ -30,7 +29,8 @@ def test_healthz_names_influxdb_while_it_is_stopped_and_recovers_after_start(cli
         assert body["down"] == ["influxdb"]
         assert body["status"] == "unavailable"
         assert body["services"]["influxdb"]["detail"].startswith(
-            f"no answer at {settings.INFLUXDB_URL}")
+            f"no answer at {settings.INFLUXDB_URL}"
+        )
         assert body["services"]["redis"]["ok"] is True
     finally:
         run_services_script("start", "influxdb")

@@ -27,6 +27,7 @@ def test_a_point_written_to_influxdb_reads_back(services):
     marker = uuid.uuid4().hex[:12]
     now = int(time.time())
     influx.write_lines([f"roundtrip,marker={marker} value=42.5,count=7i {now}"])
-    points = influx.query("SELECT value, count FROM roundtrip WHERE marker = $marker",
-                          bind_params={"marker": marker})
+    points = influx.query(
+        "SELECT value, count FROM roundtrip WHERE marker = $marker", bind_params={"marker": marker}
+    )
     assert points == [{"time": now, "value": 42.5, "count": 7}]

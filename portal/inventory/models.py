@@ -1,0 +1,292 @@
+"""The inventory of a Lustre rack: filesystems, server pairs, SSUs, arrays and their drives,
+volume groups and targets.
+
+Enclosure models are a catalogue (what the vendor sells); enclosures are instances (what is in
+the rack). Names that later reach a shell, an ansible variable or a Pacemaker id are validated
+here, with the same rules the planner uses.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from portal import crypto
+from portal.inventory.choices import (
+    DriveState,
+    EnclosureKind,
+    PairKind,
+    ServerRole,
+    TargetKind,
+    TargetState,
+    VolumeGroupState,
+)
+from provisioning.planner import names
+
+
+def _check(problem: str | None) -> None:
+    if problem:
+        raise ValidationError(problem)
+
+
+def validate_filesystem_name(value: str) -> None:
+    _check(names.filesystem_problem(value))
+
+
+def validate_unit_name(value: str) -> None:
+    _check(names.unit_name_problem(value))
+
+
+def validate_hostname(value: str) -> None:
+    _check(names.hostname_problem(value))
+
+
+def validate_nid_list(value: list) -> None:
+    if not isinstance(value, list) or not value:
+        raise ValidationError("give at least one LNet NID")
+    for nid in value:
+        _check(names.nid_problem(nid) if isinstance(nid, str) else "a NID must be text")
+    if len(set(value)) != len(value):
+        raise ValidationError("the same NID is listed twice")
+
+
+class Filesystem(models.Model):
+    name = models.CharField(max_length=8, unique=True, validators=[validate_filesystem_name])
+    mgs_nids = models.JSONField(
+        default=list,
+        validators=[validate_nid_list],
+        help_text="NIDs of the MGS, one per server of the MDS pair",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def next_ost_index(self) -> int:
+        last = self.targets.filter(kind=TargetKind.OST).aggregate(models.Max("index"))
+        return 0 if last["index__max"] is None else last["index__max"] + 1
+
+
+class ServerPair(models.Model):
+    """Two servers with shared storage, one Pacemaker cluster."""
+
+    name = models.CharField(max_length=32, unique=True, validators=[validate_unit_name])
+    kind = models.CharField(max_length=3, choices=PairKind.choices)
+    filesystem = models.ForeignKey(
+        Filesystem, on_delete=models.PROTECT, related_name="server_pairs"
+    )
+    plan = models.JSONField(help_text="the planner's output this pair was built from")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["filesystem__name", "kind", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Server(models.Model):
+    hostname = models.CharField(max_length=253, unique=True, validators=[validate_hostname])
+    role = models.CharField(max_length=3, choices=ServerRole.choices)
+    pair = models.ForeignKey(
+        ServerPair, on_delete=models.PROTECT, related_name="servers", null=True, blank=True
+    )
+    lnet_nids = models.JSONField(default=list, validators=[validate_nid_list])
+    bmc_address = models.CharField(max_length=253)
+    bmc_username = models.CharField(max_length=64, blank=True)
+    # Fernet token; read and write through bmc_password / set_bmc_password().
+    bmc_password_encrypted = models.TextField(blank=True, editable=False)
+    pdu_outlet = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["hostname"]
+
+    def __str__(self) -> str:
+        return self.hostname
+
+    def clean(self) -> None:
+        errors = {}
+        if problem := names.bmc_problem(self.bmc_address):
+            errors["bmc_address"] = problem
+        if problem := names.pdu_outlet_problem(self.pdu_outlet):
+            errors["pdu_outlet"] = problem
+        if errors:
+            raise ValidationError(errors)
+
+    def set_bmc_password(self, password: str) -> None:
+        self.bmc_password_encrypted = crypto.encrypt(password) if password else ""
+
+    @property
+    def bmc_password(self) -> str:
+        if not self.bmc_password_encrypted:
+            return ""
+        return crypto.decrypt(self.bmc_password_encrypted)
+
+    @property
+    def partner(self) -> Server | None:
+        if self.pair_id is None:
+            return None
+        return self.pair.servers.exclude(pk=self.pk).first()
+
+
+class SSU(models.Model):
+    """A scalable storage unit: an OSS pair and its arrays, as planned."""
+
+    name = models.CharField(max_length=32, unique=True, validators=[validate_unit_name])
+    filesystem = models.ForeignKey(Filesystem, on_delete=models.PROTECT, related_name="ssus")
+    pair = models.OneToOneField(ServerPair, on_delete=models.PROTECT, related_name="ssu")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["filesystem__name", "name"]
+        verbose_name = "SSU"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def plan(self) -> dict:
+        return self.pair.plan
+
+
+class EnclosureModel(models.Model):
+    """A catalogue entry (E5560, DE6600, ...), copied from the planner's catalogue."""
+
+    name = models.CharField(max_length=32, unique=True)
+    kind = models.CharField(max_length=10, choices=EnclosureKind.choices)
+    drawers = models.PositiveSmallIntegerField()
+    slots_per_drawer = models.PositiveSmallIntegerField()
+    controllers = models.CharField(max_length=8, blank=True, help_text="e.g. AB for duplex")
+    description = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def drives(self) -> int:
+        return self.drawers * self.slots_per_drawer
+
+
+class StorageArray(models.Model):
+    name = models.CharField(max_length=32, unique=True, validators=[validate_unit_name])
+    pair = models.ForeignKey(ServerPair, on_delete=models.PROTECT, related_name="arrays")
+    drive_tb = models.DecimalField(max_digits=6, decimal_places=2)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "storage array"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Enclosure(models.Model):
+    array = models.ForeignKey(StorageArray, on_delete=models.PROTECT, related_name="enclosures")
+    model = models.ForeignKey(EnclosureModel, on_delete=models.PROTECT, related_name="enclosures")
+    name = models.CharField(max_length=40, unique=True)
+    position = models.PositiveSmallIntegerField(help_text="0 = the controller enclosure")
+
+    class Meta:
+        ordering = ["array__name", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["array", "position"], name="%(app_label)s_%(class)s_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VolumeGroup(models.Model):
+    array = models.ForeignKey(StorageArray, on_delete=models.PROTECT, related_name="volume_groups")
+    name = models.CharField(max_length=48, unique=True)
+    raid = models.CharField(max_length=8, help_text="8+2 (RAID-6) or 12+12 (RAID-10)")
+    segment_kib = models.PositiveIntegerField()
+    controller = models.CharField(max_length=1, help_text="preferred RAID controller")
+    state = models.CharField(
+        max_length=10, choices=VolumeGroupState.choices, default=VolumeGroupState.PLANNED
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Drive(models.Model):
+    enclosure = models.ForeignKey(Enclosure, on_delete=models.PROTECT, related_name="drives")
+    drawer = models.PositiveSmallIntegerField()
+    slot = models.PositiveSmallIntegerField()
+    size_tb = models.DecimalField(max_digits=6, decimal_places=2)
+    state = models.CharField(max_length=10, choices=DriveState.choices, default=DriveState.BLANK)
+    volume_group = models.ForeignKey(
+        VolumeGroup, on_delete=models.PROTECT, related_name="drives", null=True, blank=True
+    )
+
+    class Meta:
+        ordering = ["enclosure__name", "drawer", "slot"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["enclosure", "drawer", "slot"], name="%(app_label)s_%(class)s_unique_slot"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.enclosure.name} drawer {self.drawer} slot {self.slot}"
+
+
+class Target(models.Model):
+    filesystem = models.ForeignKey(Filesystem, on_delete=models.PROTECT, related_name="targets")
+    kind = models.CharField(max_length=3, choices=TargetKind.choices)
+    index = models.PositiveIntegerField()
+    label = models.CharField(max_length=32)
+    volume_group = models.ForeignKey(VolumeGroup, on_delete=models.PROTECT, related_name="targets")
+    primary_server = models.ForeignKey(
+        Server, on_delete=models.PROTECT, related_name="primary_targets"
+    )
+    failover_server = models.ForeignKey(
+        Server, on_delete=models.PROTECT, related_name="failover_targets"
+    )
+    current_server = models.ForeignKey(
+        Server,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="current_targets",
+        help_text="where it is mounted now, if anywhere",
+    )
+    device = models.CharField(max_length=128)
+    mount_point = models.CharField(max_length=128)
+    state = models.CharField(
+        max_length=12, choices=TargetState.choices, default=TargetState.PLANNED
+    )
+
+    class Meta:
+        ordering = ["filesystem__name", "kind", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["filesystem", "kind", "index"], name="%(app_label)s_%(class)s_unique_index"
+            ),
+            models.UniqueConstraint(
+                fields=["filesystem", "label"], name="%(app_label)s_%(class)s_unique_label"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    def clean(self) -> None:
+        if self.primary_server_id and self.primary_server_id == self.failover_server_id:
+            raise ValidationError({"failover_server": "must differ from the primary server"})
+
+    @property
+    def on_partner(self) -> bool:
+        return bool(self.current_server_id) and self.current_server_id == self.failover_server_id
