@@ -51,7 +51,7 @@ def _capacity(plan: dict) -> str:
     lines = [
         "Capacity",
         f"  drives {capacity['drives']}: {capacity['data_drives']} data, "
-        f"{capacity['spares']} global spares, {capacity['volume_groups']} volume groups",
+        f"{capacity['spares']} global spares; volume groups {capacity['volume_groups']}",
         f"  raw {capacity['raw_tb']:.1f} TB, usable {capacity['usable_tb']:.1f} TB "
         f"(data drives x drive TB x {capacity['usable_fraction']})",
     ]
@@ -59,11 +59,11 @@ def _capacity(plan: dict) -> str:
         per_server = ", ".join(
             f"{host} {rate:.0f}" for host, rate in bandwidth["per_server"].items()
         )
-        lines.append(
-            f"  expected back-end bandwidth {bandwidth['total']:.0f} MB/s ({per_server}); "
-            f"{bandwidth['per_ost']:.0f} MB/s per OST, at most {bandwidth['oss_ceiling']:.0f} "
-            f"per OSS; one server alone {bandwidth['after_failover']:.0f}"
-        )
+        lines += [
+            f"  expected back-end bandwidth {bandwidth['total']:.0f} MB/s: {per_server}",
+            f"  ({bandwidth['per_ost']:.0f} MB/s per OST, at most {bandwidth['oss_ceiling']:.0f} "
+            f"per OSS; one server alone after a failover {bandwidth['after_failover']:.0f})",
+        ]
     return "\n".join(lines)
 
 
