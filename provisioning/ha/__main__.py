@@ -1,0 +1,143 @@
+"""Command line: a pair's Pacemaker configuration from its plan, and what-if checks.
+
+    python -m provisioning.ha PLAN.json --cib OUT.xml
+    python -m provisioning.ha PLAN.json --pcs > configure-pair.sh
+    python -m provisioning.ha PLAN.json --what-if node-lost:oss01 --what-if lnet-down:oss02
+
+A plan that cannot become a safe configuration, or a what-if that names no node or target of
+the pair, exits with status 2 and a message naming the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from provisioning.ha.cib import build_cib
+from provisioning.ha.cluster import FenceCredentials
+from provisioning.ha.pcs import build_pcs_script
+from provisioning.ha.plan import HAConfigError, read_plan
+from provisioning.ha.simulate import (
+    SimulationError,
+    SimulationResult,
+    WhatIfError,
+    parse_what_if,
+    simulate,
+    verify,
+)
+
+EXIT_BAD_INPUT = 2
+EXIT_TOOL_FAILED = 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m provisioning.ha",
+        description="Pacemaker configuration of a Lustre MDS or OSS pair, from its plan.",
+    )
+    parser.add_argument("plan", type=Path, help="the pair's plan (JSON)")
+    parser.add_argument(
+        "--cib", metavar="OUT.xml", help="write the CIB XML to this file ('-' for standard output)"
+    )
+    parser.add_argument("--pcs", action="store_true", help="print the equivalent pcs script")
+    parser.add_argument(
+        "--what-if",
+        action="append",
+        default=[],
+        metavar="FAILURE",
+        help="node-lost:NODE, node-returns:NODE, lnet-down:NODE, "
+        "lustre-down:NODE or monitor-fails:TARGET[@NODE]; repeat to apply "
+        "one after the other",
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="with --what-if, also print crm_simulate's own account",
+    )
+    parser.add_argument(
+        "--ipmi-user",
+        default=FenceCredentials.ipmi_username,
+        help="BMC user the IPMI fence device logs in as",
+    )
+    parser.add_argument(
+        "--pdu-user",
+        default=FenceCredentials.pdu_username,
+        help="SNMPv3 user the PDU fence device uses",
+    )
+    return parser
+
+
+def _load_plan(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as error:
+        raise HAConfigError(str(path), f"cannot read: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise HAConfigError(str(path), f"not JSON: {error}") from error
+
+
+def _report(plan: dict[str, Any], what_ifs: Sequence[str], result: SimulationResult) -> str:
+    targets = read_plan(plan).targets
+    width = max(len(target.label) for target in targets)
+    lines = [
+        f"what-if: {' then '.join(what_ifs) if what_ifs else 'both servers up'}",
+        f"fenced:  {', '.join(result.fenced) if result.fenced else 'nothing'}",
+        f"online:  {', '.join(result.online_nodes) if result.online_nodes else 'no server'}",
+        "",
+    ]
+    for target in targets:
+        where = result.placements.get(target.label)
+        if where is None:
+            note = "NOT RUNNING"
+        elif where == target.primary:
+            note = "on its primary"
+        else:
+            note = "on its failover server"
+        lines.append(f"{target.label:<{width}}  {where or '-':<10}  {note}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = _parser().parse_args(argv)
+    credentials = FenceCredentials(
+        ipmi_username=arguments.ipmi_user, pdu_username=arguments.pdu_user
+    )
+    try:
+        plan = _load_plan(arguments.plan)
+        cib_xml = build_cib(plan, credentials)
+        failures = [parse_what_if(text) for text in arguments.what_if]
+    except (HAConfigError, SimulationError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    if arguments.cib:
+        if arguments.cib == "-":
+            sys.stdout.write(cib_xml)
+        else:
+            Path(arguments.cib).write_text(cib_xml)
+    if arguments.pcs:
+        sys.stdout.write(build_pcs_script(plan, credentials))
+    if arguments.what_if or not (arguments.cib or arguments.pcs):
+        try:
+            result = simulate(cib_xml, failures)
+        except WhatIfError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except SimulationError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_TOOL_FAILED
+        if not arguments.what_if:
+            check = verify(result.cib_xml)
+            print(f"crm_verify (both servers up): {'OK' if check.ok else check.output}")
+        sys.stdout.write(_report(plan, arguments.what_if, result))
+        if arguments.summary:
+            sys.stdout.write("\n" + result.summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
