@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "portal.accounts",
     "portal.health",
     "portal.inventory",
+    "portal.jobs",
 ]
 
 MIDDLEWARE = [

@@ -16,5 +16,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("portal.api_router")),
     path("ssus/", include("portal.inventory.urls")),
+    path("jobs/", include("portal.jobs.urls")),
     path("", include("portal.health.urls")),
 ]

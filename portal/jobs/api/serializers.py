@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from portal.jobs.models import Job, Step
+
+
+class StepSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Step
+        fields = [
+            "position",
+            "name",
+            "title",
+            "state",
+            "idempotent",
+            "started",
+            "finished",
+            "log",
+            "output",
+        ]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    steps = StepSerializer(many=True, read_only=True)
+    pair = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "kind",
+            "title",
+            "state",
+            "pair",
+            "params",
+            "created_by",
+            "created",
+            "started",
+            "finished",
+            "attempts",
+            "cancel_requested",
+            "progress_percent",
+            "steps",
+        ]

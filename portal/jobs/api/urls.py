@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from portal.jobs.api import views
+
+ROUTES = [("jobs", views.JobViewSet)]

@@ -1,0 +1,125 @@
+"""Jobs: every long action (provisioning, surveys, failback, drive replacement) is a Job with
+ordered Steps. The Celery queue only carries the job's id; the state lives here."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from portal.jobs.choices import JOB_TRANSITIONS, JobKind, JobState, StepState
+
+# A step's captured output is kept to this many characters (the head and the tail survive).
+OUTPUT_LIMIT = 400_000
+
+
+class TransitionError(RuntimeError):
+    """A job was asked to move to a state it cannot reach from where it is."""
+
+
+class Job(models.Model):
+    kind = models.CharField(max_length=32, choices=JobKind.choices)
+    title = models.CharField(max_length=200)
+    state = models.CharField(max_length=10, choices=JobState.choices, default=JobState.PENDING)
+    params = models.JSONField(default=dict, blank=True)
+    pair = models.ForeignKey(
+        "inventory.ServerPair",
+        on_delete=models.PROTECT,
+        related_name="jobs",
+        null=True,
+        blank=True,
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="jobs",
+        null=True,
+        blank=True,
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0, help_text="runs so far, retries included")
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.title}"
+
+    def transition_to(self, new_state: str, **fields) -> None:
+        """Move to ``new_state`` only if nobody else moved the job first.
+
+        The update is conditional on the state this object last saw, so two workers (or a
+        duplicate Celery delivery) cannot both start, finish or retry the same job.
+        """
+        old_state = self.state
+        if new_state not in JOB_TRANSITIONS.get(old_state, set()):
+            raise TransitionError(f"job {self.pk}: {old_state} -> {new_state} is not allowed")
+        now = timezone.now()
+        if new_state == JobState.RUNNING:
+            fields.setdefault("started", now)
+            fields["finished"] = None
+        elif new_state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+            fields.setdefault("finished", now)
+        updated = Job.objects.filter(pk=self.pk, state=old_state).update(state=new_state, **fields)
+        if updated != 1:
+            current = Job.objects.filter(pk=self.pk).values_list("state", flat=True).first()
+            raise TransitionError(
+                f"job {self.pk}: expected {old_state}, found {current}; someone else moved it"
+            )
+        self.state = new_state
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+    @property
+    def progress_percent(self) -> int:
+        total = self.steps.count()
+        if not total:
+            return 0
+        done = self.steps.filter(state=StepState.SUCCEEDED).count()
+        return round(100 * done / total)
+
+    @property
+    def current_step(self) -> Step | None:
+        return (
+            self.steps.filter(state__in=[StepState.RUNNING, StepState.FAILED]).first()
+            or self.steps.filter(state=StepState.PENDING).first()
+        )
+
+
+class Step(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="steps")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=64)
+    title = models.CharField(max_length=200)
+    # Dotted path of the function that performs the step: action(job, step, console).
+    action = models.CharField(max_length=200)
+    idempotent = models.BooleanField(default=True)
+    state = models.CharField(max_length=10, choices=StepState.choices, default=StepState.PENDING)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    log = models.TextField(blank=True, help_text="what the step did, in words")
+    output = models.TextField(blank=True, help_text="captured command output")
+
+    class Meta:
+        ordering = ["job", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "position"], name="%(app_label)s_%(class)s_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}.{self.position} {self.name}"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started and self.finished:
+            return (self.finished - self.started).total_seconds()
+        return None
