@@ -131,6 +131,45 @@ def sync_catalogue() -> dict[str, EnclosureModel]:
     return rows
 
 
+class _Preview(Exception):
+    """Raised inside the preview's transaction to roll it back."""
+
+
+def save_plans(
+    specs: list[dict], bmc_credentials: dict[str, tuple[str, str]] | None = None
+) -> list[ServerPair]:
+    """Save several specs in one transaction (an MDS pair and its first SSU): all or nothing.
+
+    Each spec is checked against the inventory as the earlier ones left it, so the SSU sees
+    the filesystem its MDS pair creates. A ``SpecError`` names the spec by its position:
+    ``specs[1].servers[0].hostname``.
+    """
+    with transaction.atomic():
+        pairs = []
+        for position, spec in enumerate(specs):
+            try:
+                pairs.append(save_plan(spec, bmc_credentials))
+            except SpecError as error:
+                if len(specs) == 1:
+                    raise
+                raise SpecError(
+                    {f"specs[{position}].{field}": msg for field, msg in error.errors.items()}
+                ) from None
+        return pairs
+
+
+def preview_plans(specs: list[dict]) -> list[dict]:
+    """The plans ``save_plans`` would save, with every check it would make, saving nothing."""
+    plans: list[dict] = []
+    try:
+        with transaction.atomic():
+            plans = [pair.plan for pair in save_plans(specs)]
+            raise _Preview
+    except _Preview:
+        pass
+    return plans
+
+
 @transaction.atomic
 def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = None) -> ServerPair:
     """Plan ``spec``, check it against the inventory, and create every row of it at once.

@@ -72,3 +72,33 @@ def _second_ssu(spec: dict, first_ost_index: int) -> dict:
     for array, suffix in zip(second["arrays"], "ab", strict=False):
         array["name"] = f"ssu02-{suffix}"
     return second
+
+
+def test_an_mds_pair_and_its_first_ssu_are_saved_together(mds_spec, ssu_spec):
+    from portal.inventory.services import save_plans
+
+    mds, ssu = save_plans([mds_spec, ssu_spec])
+    assert ssu.filesystem == mds.filesystem
+    assert ssu.filesystem.targets.count() == 26
+
+
+def test_a_bad_ssu_leaves_no_mds_pair_behind(mds_spec, ssu_spec):
+    from portal.inventory.services import save_plans
+    from provisioning.planner import SpecError
+
+    ssu_spec["servers"][0]["hostname"] = "mds01"  # already taken by the MDS pair
+    with pytest.raises(SpecError) as caught:
+        save_plans([mds_spec, ssu_spec])
+    assert "specs[1].servers[0].hostname" in caught.value.errors
+    assert not models.Filesystem.objects.exists()
+    assert not models.Server.objects.exists()
+
+
+def test_a_preview_checks_everything_and_saves_nothing(mds_spec, ssu_spec):
+    from portal.inventory.services import preview_plans
+
+    plans = preview_plans([mds_spec, ssu_spec])
+    assert [plan["role"] for plan in plans] == ["mds", "oss"]
+    assert len(plans[1]["targets"]) == 24
+    assert not models.Filesystem.objects.exists()
+    assert not models.Drive.objects.exists()
