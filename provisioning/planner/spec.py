@@ -253,10 +253,10 @@ class _SpecReader:
         return tuple(server for server in servers if server is not None)
 
     def server(self, raw: object, path: str) -> ServerSpec | None:
+        errors_before = len(self.errors)
         entry = self.fields(raw, path, SERVER_FIELDS, SERVER_FIELDS)
         if entry is None:
             return None
-        errors_before = len(self.errors)
         hostname = self.text(entry, "hostname", path)
         if hostname is not None and (problem := names.hostname_problem(hostname)):
             self.error(_join(path, "hostname"), problem)
@@ -361,10 +361,10 @@ class _SpecReader:
         return tuple(array for array in arrays if array is not None)
 
     def array(self, raw: object, path: str, raid: RaidScheme | None) -> ArraySpec | None:
+        errors_before = len(self.errors)
         entry = self.fields(raw, path, {"name", "controller", "drive_tb"}, ARRAY_FIELDS)
         if entry is None:
             return None
-        errors_before = len(self.errors)
         name = self.text(entry, "name", path)
         if name is not None and (problem := names.unit_name_problem(name)):
             self.error(_join(path, "name"), problem)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from provisioning.planner import SpecError, make_plan
 
@@ -485,3 +487,42 @@ def test_the_spec_is_not_changed_by_planning():
     before = copy.deepcopy(spec)
     make_plan(spec)
     assert spec == before
+
+
+# -- robustness --------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def field_paths(spec: dict) -> list[tuple]:
+    paths: list[tuple] = [(key,) for key in spec]
+    for key in ("servers", "arrays"):
+        for index, entry in enumerate(spec[key]):
+            paths += [(key, index, field) for field in entry]
+            for field in ("nids", "expansions"):
+                paths += [(key, index, field, item) for item in range(len(entry.get(field, [])))]
+    return paths
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data(), JSON_VALUES)
+def test_any_value_in_any_field_gives_a_plan_or_a_spec_error(data, value):
+    spec = reference_spec()
+    path = data.draw(st.sampled_from(field_paths(spec)))
+    parent = spec
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = value
+    try:
+        plan = make_plan(spec)
+    except SpecError as problem:
+        assert problem.errors
+        assert all(isinstance(message, str) and message for message in problem.errors.values())
+    else:
+        assert json.loads(json.dumps(plan)) == plan
