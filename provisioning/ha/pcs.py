@@ -93,12 +93,14 @@ def _header(plan: PairPlan, cluster: PairCluster) -> list[str]:
 
 def _secrets_part(plan: PairPlan) -> list[str]:
     return [
+        f'SECRET_DIR="${{OSTARA_FENCE_SECRET_DIR:-{SECRET_DIR}}}"',
         "store_secret() {  # NAME PROMPT: read a secret without echo, keep it root-only",
         "    local secret",
         '    read -r -s -p "$2: " secret',
         "    echo",
-        f"    install -d -m 0700 -o root -g root {SECRET_DIR}",
-        f'    (umask 077 && printf \'%s\\n\' "$secret" > "{SECRET_DIR}/$1")',
+        '    install -d -m 0700 -o root -g root "$SECRET_DIR"',
+        '    rm -f "$SECRET_DIR/$1"  # a new file, so umask decides its mode',
+        "    (umask 077 && printf '%s\\n' \"$secret\" > \"$SECRET_DIR/$1\")",
         "}",
         "",
         'if [ "${STORE_FENCE_SECRETS:-no}" = yes ]; then',
