@@ -1,0 +1,92 @@
+"""Performance model of the virtual hardware (DESIGN §2 and §5).
+
+One healthy RAID-6 8+2 volume group of NL-SAS drives with 128 KiB segments streams about
+410 MB/s (19.8 GB/s measured on 48 OSTs); 512 KiB segments do about 12 % better on large
+sequential I/O; a degraded group is slower (reconstruction reads), a critical one slower still,
+a failed one not at all. An OSS never moves more than its ceiling (about 5 GB/s: its HCA and
+its share of the SAS fabric), and one RAID controller alone carries about 3.2 GB/s, so an array
+that lost a controller runs below its drives' speed. The workload and obdfilter-survey both use
+these numbers, so an acceptance survey passes or fails for hardware reasons.
+"""
+
+from __future__ import annotations
+
+from simulator.topology import controller_serving, find_volume, target_health, volume_group_health
+
+MB = 1_000_000
+
+# MB/s of one healthy 8+2 group with 128 KiB segments, large sequential I/O.
+OST_READ_MB_S = 412.0
+OST_WRITE_MB_S = 355.0
+OST_REWRITE_MB_S = 365.0
+SEGMENT_FACTOR = {128: 1.0, 256: 1.06, 512: 1.12}
+HEALTH_FACTOR = {"optimal": 1.0, "degraded": 0.62, "critical": 0.45, "failed": 0.0}
+OSS_CEILING_MB_S = 5000.0
+MDS_CEILING_MB_S = 2500.0
+CONTROLLER_CEILING_MB_S = 3200.0
+# One SAS link of a server down: multipath still has a path; slight loss of bandwidth.
+ONE_SAS_LINK_DOWN_FACTOR = 0.92
+
+
+def segment_factor(segment_kib: int) -> float:
+    return SEGMENT_FACTOR.get(int(segment_kib), 1.0 if segment_kib < 128 else 1.12)
+
+
+def ost_bandwidth(state: dict, target: dict, test: str = "write") -> float:
+    """MB/s that one target's volume group can stream for `test` (write, rewrite, read)."""
+    found = find_volume(state, target["volume"])
+    if not found:
+        return 0.0
+    array, volume = found
+    group = array["volume_groups"].get(volume["vg"])
+    if group is None or controller_serving(array, volume) is None:
+        return 0.0
+    width_factor = group["data_drives"] / 8.0
+    base = {"read": OST_READ_MB_S, "rewrite": OST_REWRITE_MB_S}.get(test, OST_WRITE_MB_S)
+    health = volume_group_health(array, group)["state"]
+    return base * width_factor * segment_factor(volume["segment_kib"]) * HEALTH_FACTOR[health]
+
+
+def host_ceiling(state: dict, host: str) -> float:
+    server = state["servers"][host]
+    if server["state"] != "up":
+        return 0.0
+    ceiling = MDS_CEILING_MB_S if server["role"] == "mds" else OSS_CEILING_MB_S
+    links = [up for array in server["sas"].values() for up in array.values()]
+    if links and not all(links):
+        ceiling *= ONE_SAS_LINK_DOWN_FACTOR
+    return ceiling
+
+
+def controller_ceilings(state: dict) -> dict[tuple[str, str], float]:
+    """MB/s each working controller can carry, keyed by (array, controller)."""
+    ceilings = {}
+    for name, array in state["arrays"].items():
+        for controller, status in array["controllers"].items():
+            ceilings[(name, controller)] = CONTROLLER_CEILING_MB_S if status == "optimal" else 0.0
+    return ceilings
+
+
+def target_controller(state: dict, target: dict) -> tuple[str, str] | None:
+    found = find_volume(state, target["volume"])
+    if not found:
+        return None
+    array, volume = found
+    controller = controller_serving(array, volume)
+    return (array["name"], controller) if controller else None
+
+
+def io_size_factor(record_kib: int) -> float:
+    """Smaller records cost more per byte: 1 MiB and up stream at full speed."""
+    if record_kib >= 1024:
+        return 1.0
+    return max(0.25, (record_kib / 1024.0) ** 0.3)
+
+
+def threads_factor(threads_per_ost: int) -> float:
+    """One thread per OST leaves the group idle between I/Os; 4 or more keep it busy."""
+    return {1: 0.55, 2: 0.8, 4: 0.95}.get(threads_per_ost, 1.0 if threads_per_ost > 4 else 0.5)
+
+
+def is_target_usable(state: dict, target: dict) -> bool:
+    return bool(target.get("mounted_on")) and target_health(state, target) != "failed"

@@ -1,0 +1,237 @@
+"""The virtual rack as one object: its state, its counters and its host trees, opened under
+the rack lock by `serve`, by every virtual command and by the tests.
+
+    with Rack.open(path, create=True) as rack:
+        rack.add(plan)                  # servers and arrays of one SSU / MDS pair
+        rack.set_scenario("balanced")
+        rack.advance(by=10)             # the workload's I/O for 10 simulated seconds
+        rack.render()                   # rewrite the /proc, /sys and debugfs trees
+
+Changes are saved when the `with` block ends without an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from simulator import procfs, topology, workload
+from simulator.state import (
+    RackError,
+    load_state,
+    new_state,
+    rack_lock,
+    save_state,
+    write_atomic,
+)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Commands installed on every virtual server's PATH (module simulator.commands.<module>).
+HOST_COMMANDS = {
+    "mkfs.lustre": "mkfs_lustre",
+    "tunefs.lustre": "tunefs_lustre",
+    "mount": "mount",
+    "mount.lustre": "mount",
+    "umount": "umount",
+    "lctl": "lctl",
+    "lnetctl": "lnetctl",
+    "obdfilter-survey": "obdfilter_survey",
+    "ipmitool": "ipmitool",
+    "cibadmin": "pacemaker",
+    "crm_mon": "pacemaker",
+    "crm_resource": "pacemaker",
+    "crm_attribute": "pacemaker",
+    "SMcli": "smcli",
+}
+# Commands of the management server (rack-level bin/): out-of-band tools.
+RACK_COMMANDS = {"ipmitool": "ipmitool", "SMcli": "smcli"}
+
+
+class Rack:
+    def __init__(self, root: Path, state: dict, writer: procfs.TreeWriter | None = None):
+        self.root = root
+        self.state = state
+        self._store: dict | None = None
+        self.writer = writer or procfs.TreeWriter()
+
+    # -- opening and saving ---------------------------------------------------------------
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls,
+        root: Path | str,
+        *,
+        create: bool = False,
+        writer: procfs.TreeWriter | None = None,
+        store: dict | None = None,
+    ) -> Iterator[Rack]:
+        root = Path(root).resolve()
+        if not create and not (root / "rack.json").exists():
+            raise RackError(f"no virtual rack in {root} (create one with `add`)")
+        with rack_lock(root):
+            state = load_state(root) or new_state(time.time())
+            rack = cls(root, state, writer)
+            rack._store = store
+            yield rack
+            rack.save()
+
+    @property
+    def store(self) -> dict:
+        if self._store is None:
+            self._store = workload.load_counters(self.root)
+        return self._store
+
+    def save(self) -> None:
+        save_state(self.root, self.state)
+        if self._store is not None:
+            workload.save_counters(self.root, self._store)
+
+    # -- clock and workload ---------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.state["clock"]
+
+    def advance(self, *, by: float | None = None, to: float | None = None) -> None:
+        target = to if to is not None else self.now + (by or 0.0)
+        workload.advance(self.state, self.store, target)
+        from simulator import cluster
+
+        cluster.tick(self)
+
+    def set_scenario(self, name: str, hot_server: str | None = None) -> None:
+        workload.set_scenario(self.state, name, hot_server)
+
+    # -- hardware -------------------------------------------------------------------------
+
+    def add(self, plan: dict) -> dict:
+        added = topology.add_plan(self.state, plan, self.now)
+        self.install_commands()
+        self.render(added["servers"])
+        return added
+
+    def server(self, host: str) -> dict:
+        try:
+            return self.state["servers"][host]
+        except KeyError:
+            raise RackError(f"unknown server {host}") from None
+
+    def pair_of(self, host: str) -> dict:
+        return self.state["pairs"][self.server(host)["pair"]]
+
+    def install_commands(self) -> None:
+        """Write the command wrappers into every host's bin/ and the rack's own bin/."""
+        for host in self.state["servers"]:
+            bin_dir = procfs.host_root(self.root, host) / "bin"
+            for name, module in HOST_COMMANDS.items():
+                _write_wrapper(bin_dir / name, self.root, host, module, name)
+        for name, module in RACK_COMMANDS.items():
+            _write_wrapper(self.root / "bin" / name, self.root, None, module, name)
+
+    # -- trees ----------------------------------------------------------------------------
+
+    def render(self, hosts: list[str] | None = None) -> None:
+        for host in hosts if hosts is not None else list(self.state["servers"]):
+            procfs.render_host(self.root, self.state, self.store, host, self.writer, self.now)
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """What `python -m simulator status --json` prints."""
+        state = self.state
+        targets = {}
+        for label, target in sorted(state["targets"].items()):
+            targets[label] = {
+                "kind": target["kind"],
+                "fsname": target["fsname"],
+                "mounted_on": target.get("mounted_on"),
+                "primary": target.get("primary"),
+                "health": topology.target_health(state, target),
+                "fill": round(target["used_kib"] / target["total_kib"], 4)
+                if target["total_kib"]
+                else 0.0,
+            }
+        arrays = {}
+        for name, array in sorted(state["arrays"].items()):
+            arrays[name] = {
+                "controllers": dict(array["controllers"]),
+                "volume_groups": {
+                    vg: topology.volume_group_health(array, group)
+                    for vg, group in sorted(array["volume_groups"].items())
+                },
+                "failed_drives": sorted(
+                    f"{e['tray']},{key}"
+                    for e in array["enclosures"]
+                    for key, drive in e["drives"].items()
+                    if drive["state"] == "failed"
+                ),
+                "drawers_offline": {
+                    e["id"]: list(e["drawers_offline"])
+                    for e in array["enclosures"]
+                    if e["drawers_offline"]
+                },
+            }
+        servers = {}
+        for host, server in sorted(state["servers"].items()):
+            servers[host] = {
+                key: server[key]
+                for key in (
+                    "role",
+                    "pair",
+                    "power",
+                    "state",
+                    "cluster",
+                    "lnet_link_up",
+                    "bmc_up",
+                    "pdu_up",
+                    "heartbeat_up",
+                    "pacemaker",
+                    "sas",
+                )
+            }
+            servers[host]["targets"] = sorted(server["mounts"])
+            servers[host]["lustre_healthy"] = procfs.host_healthy(state, host)
+        return {
+            "rack": str(self.root),
+            "clock": self.now,
+            "scenario": state["scenario"],
+            "servers": servers,
+            "pairs": {
+                name: {
+                    "servers": pair["servers"],
+                    "arrays": pair["arrays"],
+                    "private_switch_up": pair["private_switch_up"],
+                    "cib": pair["cib"],
+                }
+                for name, pair in sorted(state["pairs"].items())
+            },
+            "arrays": arrays,
+            "targets": targets,
+            "jobs": len(state["jobs"]),
+            "failures": state["failures"],
+            "fence_history": state["fence_history"][-20:],
+        }
+
+
+def _write_wrapper(path: Path, root: Path, host: str | None, module: str, name: str) -> None:
+    env = [f"OSTARA_RACK={shlex.quote(str(root))}"]
+    if host:
+        env.append(f"OSTARA_HOST={shlex.quote(host)}")
+    text = (
+        "#!/bin/sh\n"
+        f"# Virtual rack command `{name}` (simulator.commands.{module}).\n"
+        f"export {' '.join(env)}\n"
+        f'export PYTHONPATH={shlex.quote(str(REPO_ROOT))}"${{PYTHONPATH:+:$PYTHONPATH}}"\n'
+        f'exec {shlex.quote(sys.executable)} -m simulator.commands {shlex.quote(name)} "$@"\n'
+    )
+    if path.exists() and path.read_text() == text:
+        return
+    write_atomic(path, text)
+    os.chmod(path, 0o755)

@@ -1,0 +1,99 @@
+"""A small world for the virtual rack's tests: an MDS pair and one reference SSU (2 OSS,
+2 x 120 drives, 24 OSTs), planned by the product's own planner."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from provisioning.planner import make_plan
+from simulator import provision
+from simulator.rack import Rack
+
+MDS_SPEC = {
+    "filesystem": "scratch",
+    "ssu": "mds01",
+    "role": "mds",
+    "servers": [
+        {
+            "hostname": "mds01",
+            "nids": ["10.10.0.1@o2ib"],
+            "bmc": "10.20.0.1",
+            "pdu_outlet": "pdu1:1",
+        },
+        {
+            "hostname": "mds02",
+            "nids": ["10.10.0.2@o2ib"],
+            "bmc": "10.20.0.2",
+            "pdu_outlet": "pdu2:1",
+        },
+    ],
+    "raid": "10",
+    "segment_kib": 128,
+    "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
+}
+
+
+def ssu_spec(number: int = 1, segment_kib: int = 128) -> dict:
+    """The reference SSU: two OSS, two E5560 + DE6600 arrays of 4 TB drives, 8+2."""
+    first = 10 + 2 * number - 1
+    return {
+        "filesystem": "scratch",
+        "ssu": f"ssu{number:02d}",
+        "servers": [
+            {
+                "hostname": f"oss{2 * number - 1:02d}",
+                "nids": [f"10.10.0.{first}@o2ib"],
+                "bmc": f"10.20.0.{first}",
+                "pdu_outlet": f"pdu1:{first}",
+            },
+            {
+                "hostname": f"oss{2 * number:02d}",
+                "nids": [f"10.10.0.{first + 1}@o2ib"],
+                "bmc": f"10.20.0.{first + 1}",
+                "pdu_outlet": f"pdu2:{first + 1}",
+            },
+        ],
+        "arrays": [
+            {
+                "name": f"ssu{number:02d}-a",
+                "controller": "E5560",
+                "expansions": ["DE6600"],
+                "drive_tb": 4,
+            },
+            {
+                "name": f"ssu{number:02d}-b",
+                "controller": "E5560",
+                "expansions": ["DE6600"],
+                "drive_tb": 4,
+            },
+        ],
+        "raid": "8+2",
+        "segment_kib": segment_kib,
+        "first_ost_index": 24 * (number - 1),
+    }
+
+
+@pytest.fixture(scope="session")
+def mds_plan() -> dict:
+    return make_plan(copy.deepcopy(MDS_SPEC))
+
+
+@pytest.fixture(scope="session")
+def ssu_plan() -> dict:
+    return make_plan(ssu_spec(1))
+
+
+@pytest.fixture
+def rack_dir(tmp_path):
+    return tmp_path / "rack"
+
+
+@pytest.fixture
+def built_rack(rack_dir, mds_plan, ssu_plan):
+    """A rack with the MDS pair and one SSU formatted and mounted on their primaries."""
+    with Rack.open(rack_dir, create=True) as rack:
+        provision.build(rack, mds_plan)
+        provision.build(rack, ssu_plan)
+    return rack_dir

@@ -1,0 +1,109 @@
+"""Each named workload scenario leaves its signature in the numbers a sensor reads."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sensors import parsers
+from simulator.rack import Rack
+
+
+def bytes_per_ost(root):
+    """read+write bytes per (server, OST) from the obdfilter stats files."""
+    result = {}
+    for host_dir in sorted((root / "hosts").iterdir()):
+        obdfilter = host_dir / "proc/fs/lustre/obdfilter"
+        if not obdfilter.is_dir():
+            continue
+        for ost in obdfilter.iterdir():
+            counters = parsers.parse_stats((ost / "stats").read_text())["counters"]
+            total = sum(counters[n]["sum"] for n in ("read_bytes", "write_bytes") if n in counters)
+            result[(host_dir.name, ost.name)] = total
+    return result
+
+
+def window(root, scenario, *, warmup=3, steps=6, step=10.0, hot=None):
+    with Rack.open(root) as rack:
+        rack.set_scenario(scenario, hot)
+        for _ in range(warmup):
+            rack.advance(by=step)
+        rack.render()
+    before = bytes_per_ost(root)
+    with Rack.open(root) as rack:
+        for _ in range(steps):
+            rack.advance(by=step)
+        rack.render()
+    after = bytes_per_ost(root)
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def shares(delta):
+    per_server = defaultdict(int)
+    for (host, _ost), value in delta.items():
+        per_server[host] += value
+    total = sum(per_server.values())
+    return {h: v / total for h, v in per_server.items()}
+
+
+def test_idle_moves_no_data(built_rack):
+    delta = window(built_rack, "idle")
+    assert sum(delta.values()) == 0
+
+
+def test_balanced_spreads_bytes_evenly(built_rack):
+    share = shares(window(built_rack, "balanced"))
+    assert set(share) == {"oss01", "oss02"}
+    mean = 1 / len(share)
+    assert all(0.7 * mean < s < 1.3 * mean for s in share.values())
+
+
+def test_hot_oss_carries_far_more_than_its_share(built_rack):
+    share = shares(window(built_rack, "hot-oss", hot="oss02"))
+    mean = sum(share.values()) / len(share)
+    assert share["oss02"] > 1.5 * mean
+    assert max(share, key=share.get) == "oss02"
+
+
+def test_bad_striping_puts_each_big_job_on_one_ost(built_rack):
+    window(built_rack, "bad-striping")
+    osts_of_job = defaultdict(set)
+    bytes_of_job = defaultdict(int)
+    for obdfilter in built_rack.glob("hosts/*/proc/fs/lustre/obdfilter/*"):
+        for job in parsers.parse_job_stats((obdfilter / "job_stats").read_text()):
+            read, written = parsers.job_bytes(job)
+            if read + written:
+                osts_of_job[job["job_id"]].add(obdfilter.name)
+                bytes_of_job[job["job_id"]] += read + written
+    single = [j for j, osts in osts_of_job.items() if len(osts) == 1]
+    assert len(single) >= 3
+    # the single-stripe jobs carry most of the bytes
+    assert sum(bytes_of_job[j] for j in single) > 0.5 * sum(bytes_of_job.values())
+    assert min(bytes_of_job[j] for j in single) > 1 << 30
+
+
+def fills(root):
+    values = {}
+    for sysdir in root.glob("hosts/*/sys/fs/lustre/obdfilter/*"):
+        total = int((sysdir / "kbytestotal").read_text())
+        free = int((sysdir / "kbytesfree").read_text())
+        values[sysdir.name] = 1 - free / total
+    return values
+
+
+def test_filling_heads_for_95_percent_and_stops(built_rack):
+    with Rack.open(built_rack) as rack:
+        rack.set_scenario("filling")
+        rack.advance(by=10)
+        rack.render()
+    first = fills(built_rack)
+    assert 0.75 < sum(first.values()) / len(first) < 0.9
+    history = []
+    with Rack.open(built_rack) as rack:
+        for _ in range(30):
+            rack.advance(by=1800)
+            rack.render()
+            history.append(fills(built_rack))
+    means = [sum(f.values()) / len(f) for f in history]
+    assert all(b >= a - 1e-9 for a, b in zip(means, means[1:], strict=False))
+    assert means[-1] > 0.94
+    assert max(max(f.values()) for f in history) <= 0.9501

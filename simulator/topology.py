@@ -1,0 +1,337 @@
+"""The hardware of the virtual rack: servers, server pairs, arrays with enclosures, drawers and
+drives, volume groups and volumes, and the Lustre targets formatted on them.
+
+Everything here works on the plain-dict state of `simulator.state`. `add_plan()` racks and
+cables the servers and arrays of one planned SSU or MDS pair (the plan of
+`provisioning.planner.make_plan`), with blank drives: volume groups, volumes and targets are
+created later through the virtual commands, exactly as on real hardware.
+"""
+
+from __future__ import annotations
+
+import re
+
+from simulator.state import RackError
+
+# Usable share of a volume once formatted (DESIGN §2: data drives x size x 0.927).
+FORMAT_EFFICIENCY = 0.927
+# Bytes of OST space per inode (mkfs.lustre's ratio for large OSTs) and per MDT inode.
+OST_BYTES_PER_INODE = 1 << 20
+MDT_BYTES_PER_INODE = 2560
+
+RAID_REDUNDANCY = {"0": 0, "1": 1, "3": 1, "5": 1, "6": 2}
+HOSTNAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+LABEL_RE = re.compile(r"^([a-zA-Z0-9_]{1,8})-(OST|MDT)([0-9a-f]{4})$")
+
+
+def parse_plan_raid(raid: str) -> tuple[str, int, int]:
+    """Plan notation to (SMcli raidLevel, width, data drives): "8+2" -> ("6", 10, 8),
+    "4+1" -> ("5", 5, 4), "12+12"/"raid10" -> ("1", 24, 12)."""
+    raid = str(raid).lower()
+    match = re.fullmatch(r"(\d+)\+(\d+)", raid)
+    if match:
+        data, parity = int(match.group(1)), int(match.group(2))
+        if data == parity:
+            return "1", data * 2, data
+        return {2: "6", 1: "5"}.get(parity, "6"), data + parity, data
+    if raid in ("raid10", "10", "raid1", "1"):
+        return "1", 0, 0
+    if raid in ("raid6", "6"):
+        return "6", 10, 8
+    raise RackError(f"unknown RAID scheme {raid!r}")
+
+
+def data_drives(raid_level: str, width: int) -> int:
+    if raid_level == "6":
+        return width - 2
+    if raid_level in ("5", "3"):
+        return width - 1
+    if raid_level == "1":
+        return width // 2
+    return width
+
+
+# ---------------------------------------------------------------------------------------------
+# adding hardware
+
+
+def _validate_hostname(name: str) -> None:
+    if not HOSTNAME_RE.match(name):
+        raise RackError(f"invalid hostname {name!r}")
+
+
+def add_plan(state: dict, plan: dict, now: float) -> dict:
+    """Rack and cable the servers and arrays of one plan. Returns what was added.
+
+    Adding the same plan twice adds nothing the second time; a hostname or array name that
+    already belongs to another pair is an error.
+    """
+    pair_name = plan["ssu"]
+    servers = [s["hostname"] for s in plan["servers"]]
+    arrays = [a["name"] for a in plan["arrays"]]
+    existing = state["pairs"].get(pair_name)
+    if existing:
+        if existing["servers"] == servers and existing["arrays"] == arrays:
+            return {"pair": pair_name, "servers": [], "arrays": []}
+        raise RackError(f"pair {pair_name} is already racked with other hardware")
+    for host in servers:
+        _validate_hostname(host)
+        if host in state["servers"]:
+            raise RackError(
+                f"server {host} is already racked in pair {state['servers'][host]['pair']}"
+            )
+    for name in arrays:
+        if name in state["arrays"]:
+            raise RackError(f"array {name} is already racked")
+
+    state["pairs"][pair_name] = {
+        "name": pair_name,
+        "role": plan.get("role", "oss"),
+        "filesystem": plan.get("filesystem"),
+        "servers": servers,
+        "arrays": arrays,
+        "private_switch_up": True,
+        "cib": False,
+    }
+    for server in plan["servers"]:
+        state["servers"][server["hostname"]] = {
+            "hostname": server["hostname"],
+            "role": plan.get("role", "oss"),
+            "pair": pair_name,
+            "nids": list(server.get("nids", [])),
+            "bmc": server.get("bmc"),
+            "pdu_outlet": server.get("pdu_outlet"),
+            "power": "on",
+            "state": "up",
+            "booted": now,
+            "lnet_nids": list(server.get("nids", [])),
+            "lnet_link_up": True,
+            "bmc_up": True,
+            "pdu_up": True,
+            "heartbeat_up": True,
+            "pacemaker": True,
+            "cluster": "online",
+            "sas": {name: {"A": True, "B": True} for name in arrays},
+            "mounts": {},
+            "params": {},
+        }
+    spares = {}
+    for spare in plan.get("spares", []):
+        spares.setdefault(spare.get("array"), []).append(spare)
+    for array in plan["arrays"]:
+        state["arrays"][array["name"]] = _array_from_plan(
+            array, pair_name, plan, spares.get(array["name"], [])
+        )
+    _assign_clients(state)
+    return {"pair": pair_name, "servers": servers, "arrays": arrays}
+
+
+def _array_from_plan(array: dict, pair_name: str, plan: dict, spares: list[dict]) -> dict:
+    """Enclosures with their installed drives, all blank (unassigned)."""
+    enclosure_ids = [e["id"] for e in array["enclosures"]]
+    used: dict[str, set[tuple[int, int]]] = {e: set() for e in enclosure_ids}
+    for group in plan.get("volume_groups", []):
+        if group.get("array") != array["name"]:
+            continue
+        for drive in group["drives"]:
+            used.setdefault(drive["enclosure"], set()).add((drive["drawer"], drive["slot"]))
+    for spare in spares:
+        used.setdefault(spare["enclosure"], set()).add((spare["drawer"], spare["slot"]))
+    enclosures = []
+    for tray, enclosure in enumerate(array["enclosures"]):
+        drawers = int(enclosure["drawers"])
+        slots = int(enclosure["slots_per_drawer"])
+        installed = set(used.get(enclosure["id"], set()))
+        wanted = int(enclosure.get("drives", drawers * slots))
+        # Fill up to the installed count with the lowest free slots, spread over the drawers.
+        slot = 1
+        while len(installed) < wanted and slot <= slots:
+            for drawer in range(1, drawers + 1):
+                if len(installed) < wanted:
+                    installed.add((drawer, slot))
+            slot += 1
+        enclosures.append(
+            {
+                "id": enclosure["id"],
+                "tray": tray,
+                "model": enclosure["model"],
+                "drawers": drawers,
+                "slots_per_drawer": slots,
+                "drawers_offline": [],
+                "drives": {
+                    f"{d},{s}": {"state": "unassigned", "vg": None} for d, s in sorted(installed)
+                },
+            }
+        )
+    return {
+        "name": array["name"],
+        "model": array["controller"],
+        "expansions": list(array.get("expansions", [])),
+        "drive_tb": array["drive_tb"],
+        "pair": pair_name,
+        "controllers": {"A": "optimal", "B": "optimal"},
+        "enclosures": enclosures,
+        "volume_groups": {},
+        "volumes": {},
+    }
+
+
+def _assign_clients(state: dict) -> None:
+    """Compute nodes that run the workload: 16 per OSS pair, at least 8."""
+    oss_pairs = sum(1 for p in state["pairs"].values() if p["role"] == "oss")
+    wanted = max(8, 16 * oss_pairs)
+    clients = state["clients"]
+    while len(clients) < wanted:
+        n = len(clients)
+        clients.append(f"10.10.{100 + n // 250}.{1 + n % 250}@o2ib")
+
+
+# ---------------------------------------------------------------------------------------------
+# arrays
+
+
+def drive_address(array: dict, enclosure_id: str, drawer: int, slot: int) -> tuple[int, int, int]:
+    for enclosure in array["enclosures"]:
+        if enclosure["id"] == enclosure_id:
+            return enclosure["tray"], drawer, slot
+    raise RackError(f"array {array['name']} has no enclosure {enclosure_id}")
+
+
+def drive_at(array: dict, tray: int, drawer: int, slot: int) -> dict | None:
+    if not 0 <= tray < len(array["enclosures"]):
+        return None
+    return array["enclosures"][tray]["drives"].get(f"{drawer},{slot}")
+
+
+def drive_missing(array: dict, tray: int, drawer: int) -> bool:
+    return drawer in array["enclosures"][tray]["drawers_offline"]
+
+
+def volume_group_health(array: dict, group: dict) -> dict:
+    """State of a volume group from its drives: optimal, degraded (redundancy reduced, or
+    drives missing with their drawer), critical (failed drives took all redundancy), failed
+    (more drives lost than the RAID level survives). Rebuilds report `operation`."""
+    failed = missing = 0
+    for tray, drawer, slot in group["drives"]:
+        drive = drive_at(array, tray, drawer, slot)
+        if drive is None or drive["state"] == "failed":
+            failed += 1
+        elif drive_missing(array, tray, drawer):
+            missing += 1
+    redundancy = RAID_REDUNDANCY.get(group["raid"], 0)
+    lost = failed + missing
+    if lost > redundancy:
+        state = "failed"
+    elif lost and redundancy and failed >= redundancy:
+        state = "critical"
+    elif lost or group.get("rebuild"):
+        state = "degraded"
+    else:
+        state = "optimal"
+    return {
+        "state": state,
+        "failed_drives": failed,
+        "missing_drives": missing,
+        "redundancy_left": max(0, redundancy - lost),
+        "operation": "reconstruction" if group.get("rebuild") else None,
+        "progress": group["rebuild"]["progress"] if group.get("rebuild") else None,
+    }
+
+
+def find_volume(state: dict, name: str) -> tuple[dict, dict] | None:
+    for array in state["arrays"].values():
+        volume = array["volumes"].get(name)
+        if volume:
+            return array, volume
+    return None
+
+
+def controller_serving(array: dict, volume: dict) -> str | None:
+    """The controller that owns a volume now: its preferred one, or the partner if that one
+    failed (E-series moves ownership on controller failure)."""
+    preferred = volume["owner"]
+    if array["controllers"][preferred] == "optimal":
+        return preferred
+    other = "B" if preferred == "A" else "A"
+    return other if array["controllers"][other] == "optimal" else None
+
+
+def host_sees_volume(state: dict, host: str, volume_name: str) -> bool:
+    """The multipath device /dev/mapper/<volume> exists on a server when it is up and has at
+    least one SAS path to a working controller of the array holding the volume."""
+    server = state["servers"].get(host)
+    found = find_volume(state, volume_name)
+    if not server or not found or server["state"] != "up":
+        return False
+    array, _volume = found
+    links = server["sas"].get(array["name"])
+    if not links:
+        return False
+    return any(up and array["controllers"][c] == "optimal" for c, up in links.items())
+
+
+def host_volumes(state: dict, host: str) -> list[str]:
+    server = state["servers"][host]
+    names = []
+    for array_name in server["sas"]:
+        array = state["arrays"].get(array_name)
+        if array:
+            names += [v for v in array["volumes"] if host_sees_volume(state, host, v)]
+    return sorted(names)
+
+
+# ---------------------------------------------------------------------------------------------
+# targets
+
+
+def target_kind(label: str) -> str:
+    if label == "MGS":
+        return "MGT"
+    match = LABEL_RE.match(label)
+    if not match:
+        raise RackError(f"invalid target label {label!r}")
+    return match.group(2)
+
+
+def target_health(state: dict, target: dict) -> str:
+    """optimal / degraded / critical / failed: the state of the volume group under it."""
+    found = find_volume(state, target["volume"])
+    if not found:
+        return "failed"
+    array, volume = found
+    if controller_serving(array, volume) is None:
+        return "failed"
+    group = array["volume_groups"].get(volume["vg"])
+    if group is None:
+        return "failed"
+    return volume_group_health(array, group)["state"]
+
+
+def mgs_nids(state: dict) -> list[str]:
+    """NIDs of the servers that can run the MGS (where the MGT is formatted to be served)."""
+    mgt = state["targets"].get("MGS")
+    return list(mgt["servicenodes"]) if mgt else []
+
+
+def server_of_nid(state: dict, nid: str) -> str | None:
+    for host, server in state["servers"].items():
+        if nid in server["lnet_nids"] or nid in server["nids"]:
+            return host
+    return None
+
+
+def lnet_reachable(state: dict, host: str) -> bool:
+    server = state["servers"][host]
+    return server["state"] == "up" and server["lnet_link_up"] and bool(server["lnet_nids"])
+
+
+def mgs_available(state: dict) -> bool:
+    mgt = state["targets"].get("MGS")
+    if not mgt or not mgt.get("mounted_on"):
+        return False
+    return lnet_reachable(state, mgt["mounted_on"])
+
+
+def served_targets(state: dict, host: str) -> list[dict]:
+    server = state["servers"][host]
+    return [state["targets"][label] for label in sorted(server["mounts"])]

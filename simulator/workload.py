@@ -1,0 +1,653 @@
+"""The workload model: client jobs doing I/O on the OSTs they are striped over.
+
+A job has an id, a client, a stripe count and size, a total size, a read/write mix and an I/O
+size; it is striped over `stripe_count` OSTs of its filesystem (Lustre's round-robin allocator,
+or an OST pool for the hot-OSS scenario) and moves `rate` bytes per second as long as its OSTs
+can take it. Each step of the clock turns that into the kernel's counters: obdfilter stats and
+job_stats per OST, brw_stats histograms, md_stats and MDT job_stats, ptlrpc service stats, LNet
+and CPU counters per server, OST fill and inode use. Bandwidth is capped by the performance
+model (per OST, per RAID controller, per server), so a hot OSS saturates and a degraded group is
+slow.
+
+Named scenarios (DESIGN §9 signatures):
+- idle: no jobs, only background statfs/ping traffic.
+- balanced: wide-striped jobs spread evenly; files are deleted when a job ends.
+- hot-oss: an OST pool on one OSS takes most jobs, so that OSS carries far more than its share.
+- bad-striping: large files with stripe count 1: each job's bytes sit on one OST.
+- filling: jobs write and keep their files; capacity heads for 95 % and stays there.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import random
+from pathlib import Path
+
+from simulator import counters as C
+from simulator import perf
+from simulator.state import RackError, write_atomic
+from simulator.topology import target_health
+
+SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling")
+COUNTERS_FILE = "counters.pickle"
+GiB = 1 << 30
+MiB = 1 << 20
+# job_stats entries vanish after this many seconds without activity (job_cleanup_interval).
+JOB_CLEANUP_INTERVAL = 600
+FILL_LIMIT = 0.95
+PAGE = 4096
+
+
+# ---------------------------------------------------------------------------------------------
+# counter store
+
+
+def load_counters(root: Path) -> dict:
+    path = root / COUNTERS_FILE
+    if path.exists():
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    return {"targets": {}, "hosts": {}}
+
+
+def save_counters(root: Path, store: dict) -> None:
+    write_atomic(root / COUNTERS_FILE, pickle.dumps(store, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def target_counters(store: dict, target: dict, now: float) -> dict:
+    """The counters of a mounted target, created at mount time (zero, like a new obd)."""
+    label = target["label"]
+    entry = store["targets"].get(label)
+    mount_id = (target.get("mounted_on"), target.get("mounted_at"))
+    if entry is None or entry["mount"] != list(mount_id):
+        start = target.get("mounted_at") or now
+        names = C.MDT_COUNTERS if target["kind"] == "MDT" else C.OST_COUNTERS
+        entry = {
+            "mount": list(mount_id),
+            "start": start,
+            "stats": C.new_counters(names),
+            "jobs": {},
+            "brw": C.new_histograms(),
+            "brw_start": start,
+        }
+        store["targets"][label] = entry
+    return entry
+
+
+def host_counters(store: dict, server: dict) -> dict:
+    """Per-server counters, reset when the server boots."""
+    entry = store["hosts"].get(server["hostname"])
+    if entry is None or entry["boot"] != server["booted"]:
+        services = C.MDS_SERVICES if server["role"] == "mds" else C.OSS_SERVICES
+        entry = {
+            "boot": server["booted"],
+            "cpu": [0] * 8,  # user nice system idle iowait irq softirq steal (jiffies)
+            "ctxt": 0,
+            "intr": 0,
+            "processes": 1000,
+            "lnet": [0] * 11,
+            "svc": {
+                name: C.new_counters(C.SERVICE_GENERIC + ops) for name, ops in services.items()
+            },
+            "svc_start": server["booted"],
+            "load": [0.05, 0.05, 0.05],
+            "util": 0.0,
+        }
+        store["hosts"][server["hostname"]] = entry
+    return entry
+
+
+def clear_stats(store: dict, label: str, now: float) -> None:
+    """`lctl set_param obdfilter.X.stats=clear`: counters restart from zero."""
+    entry = store["targets"].get(label)
+    if entry:
+        for counter in entry["stats"].values():
+            counter[:] = C.new_counter()
+        entry["start"] = now
+
+
+# ---------------------------------------------------------------------------------------------
+# scenarios and jobs
+
+
+def set_scenario(state: dict, name: str, hot_server: str | None = None) -> None:
+    if name not in SCENARIOS:
+        raise RackError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}")
+    if hot_server is not None and hot_server not in state["servers"]:
+        raise RackError(f"unknown server {hot_server}")
+    state["scenario"] = name
+    state["hot_server"] = hot_server
+    state["jobs"] = {}
+    state["fill_seeded"] = False
+
+
+def _ost_targets(state: dict) -> list[dict]:
+    return sorted(
+        (t for t in state["targets"].values() if t["kind"] == "OST"),
+        key=lambda t: (t["fsname"], t["index"]),
+    )
+
+
+def _mdt_for(state: dict, fsname: str) -> dict | None:
+    mdts = [t for t in state["targets"].values() if t["kind"] == "MDT" and t["fsname"] == fsname]
+    return min(mdts, key=lambda t: t["index"]) if mdts else None
+
+
+def _hot_server(state: dict) -> str | None:
+    if state.get("hot_server"):
+        return state["hot_server"]
+    oss = sorted(h for h, s in state["servers"].items() if s["role"] == "oss")
+    return oss[0] if oss else None
+
+
+def _seed_fill(state: dict, rng: random.Random) -> None:
+    """Data already on the filesystem when a scenario starts (never removes any)."""
+    scenario = state["scenario"]
+    base = {"balanced": 0.35, "hot-oss": 0.35, "bad-striping": 0.30, "filling": 0.80}.get(scenario)
+    if base is None:
+        return
+    for target in state["targets"].values():
+        if target["kind"] == "MDT":
+            level = 0.2
+        elif target["kind"] == "OST":
+            level = base + rng.uniform(-0.03, 0.03)
+            if scenario == "bad-striping" and rng.random() < 0.25:
+                level += 0.3  # big single-stripe files already made some OSTs much fuller
+        else:
+            continue
+        used = int(target["total_kib"] * level)
+        if used > target["used_kib"]:
+            files = int(target["files_total"] * level * 0.5)
+            target["files_used"] = max(target["files_used"], files)
+            target["used_kib"] = used
+
+
+def _job_template(state: dict, rng: random.Random, pool: list[str] | None) -> dict:
+    scenario = state["scenario"]
+    if scenario == "bad-striping" and pool is None and rng.random() < 0.75:
+        return {
+            "stripe_count": 1,
+            "size": rng.randint(1024, 4096) * GiB,
+            "files": 1,
+            "read_fraction": 0.1,
+            "io_size": 1 * MiB,
+            "rate": rng.uniform(300, 450) * 1e6,
+        }
+    if scenario == "filling":
+        return {
+            "stripe_count": rng.choice((4, 8, -1)),
+            "size": rng.randint(2048, 20480) * GiB,
+            "files": rng.randint(50, 500),
+            "read_fraction": 0.05,
+            "io_size": 4 * MiB,
+            "rate": rng.uniform(1500, 3000) * 1e6,
+        }
+    if pool is not None:
+        return {
+            "stripe_count": min(4, len(pool)),
+            "size": rng.randint(200, 800) * GiB,
+            "files": rng.randint(10, 100),
+            "read_fraction": 0.3,
+            "io_size": 1 * MiB,
+            "rate": rng.uniform(700, 900) * 1e6,
+        }
+    if scenario == "hot-oss":
+        return {
+            "stripe_count": rng.choice((4, 8)),
+            "size": rng.randint(50, 200) * GiB,
+            "files": rng.randint(10, 100),
+            "read_fraction": 0.3,
+            "io_size": 1 * MiB,
+            "rate": rng.uniform(250, 350) * 1e6,
+        }
+    return {
+        "stripe_count": rng.choice((4, 4, 8, -1)),
+        "size": rng.randint(50, 500) * GiB,
+        "files": rng.randint(10, 1000),
+        "read_fraction": rng.choice((0.2, 0.3, 0.5)),
+        "io_size": rng.choice((1 * MiB, 1 * MiB, 4 * MiB)),
+        "rate": rng.uniform(600, 1400) * 1e6,
+    }
+
+
+def _wanted_jobs(state: dict, n_osts: int) -> list[str | None]:
+    """One entry per job slot: None for a normal job, 'pool' for a job on the hot OSS."""
+    scenario = state["scenario"]
+    if scenario == "idle" or n_osts == 0:
+        return []
+    if scenario == "hot-oss":
+        return ["pool"] * 6 + [None] * max(1, n_osts // 12)
+    if scenario == "bad-striping":
+        return [None] * max(2, n_osts // 3)
+    if scenario == "filling":
+        return [None] * max(2, n_osts // 3)
+    return [None] * max(2, n_osts // 3)
+
+
+def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> None:
+    by_fs: dict[str, list[str]] = {}
+    for target in osts:
+        by_fs.setdefault(target["fsname"], []).append(target["label"])
+    if not by_fs:
+        return
+    hot = _hot_server(state)
+    pool = [t["label"] for t in osts if t.get("mounted_on") == hot] if hot else []
+    slots = _wanted_jobs(state, len(osts))
+    running = list(state["jobs"].values())
+    have = {
+        "pool": sum(1 for j in running if j.get("pool")),
+        None: sum(1 for j in running if not j.get("pool")),
+    }
+    rr = state.setdefault("rr", {})
+    for kind in slots:
+        if have[kind] > 0:
+            have[kind] -= 1
+            continue
+        fsname = sorted(by_fs)[rng.randrange(len(by_fs))]
+        labels = by_fs[fsname]
+        use_pool = kind == "pool" and bool(pool)
+        template = _job_template(state, rng, pool if use_pool else None)
+        candidates = pool if use_pool else labels
+        count = (
+            len(candidates)
+            if template["stripe_count"] == -1
+            else min(template["stripe_count"], len(candidates))
+        )
+        start = rr.get(fsname, 0) % len(candidates)
+        rr[fsname] = start + count
+        chosen = [candidates[(start + i) % len(candidates)] for i in range(count)]
+        job_id = str(state["next_job"])
+        state["next_job"] += 1
+        mdt = _mdt_for(state, fsname)
+        state["jobs"][job_id] = {
+            **template,
+            "id": job_id,
+            "fs": fsname,
+            "client": state["clients"][rng.randrange(len(state["clients"]))]
+            if state["clients"]
+            else "0@lo",
+            "stripe_size": 1 * MiB,
+            "osts": chosen,
+            "mdt": mdt["label"] if mdt else None,
+            "pool": use_pool,
+            "start": now,
+            "moved": 0,
+            "written": 0,
+            "on_ost": {},
+            "opened": False,
+        }
+
+
+def job_total_traffic(job: dict) -> float:
+    r = job["read_fraction"]
+    return job["size"] / (1.0 - r) if r < 1.0 else float(job["size"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the clock
+
+
+def advance(state: dict, store: dict, now: float) -> None:
+    """Move the clock to `now`, doing the workload's I/O for the elapsed time."""
+    dt = now - state["clock"]
+    if dt <= 0:
+        return
+    rng = random.Random(f"{state['seed']}:{now:.3f}")
+    if not state.get("fill_seeded"):
+        _seed_fill(state, rng)
+        state["fill_seeded"] = True
+    osts = _ost_targets(state)
+    _spawn(state, rng, now, osts)
+
+    serving: dict[str, str] = {}
+    for target in state["targets"].values():
+        host = target.get("mounted_on")
+        if host and state["servers"][host]["state"] == "up":
+            target_counters(store, target, now)
+            if state["servers"][host]["lnet_link_up"] and perf.is_target_usable(state, target):
+                serving[target["label"]] = host
+
+    flows = _plan_flows(state, dt, serving)
+    host_bytes: dict[str, list[float]] = {h: [0.0, 0.0, 0, 0] for h in state["servers"]}
+    for (job_id, label), (write_bytes, read_bytes) in flows.items():
+        job = state["jobs"][job_id]
+        target = state["targets"][label]
+        _do_io(state, store, job, target, write_bytes, read_bytes, now, host_bytes)
+
+    _metadata(state, store, now, dt, rng)
+    _finish_jobs(state, store, now)
+    _background(state, store, now, dt, serving, host_bytes)
+    _expire_job_stats(store, now)
+    _advance_rebuilds(state, dt)
+    state["clock"] = now
+
+
+def _plan_flows(state: dict, dt: float, serving: dict[str, str]) -> dict:
+    """Bytes each job moves on each OST in this step, after the hardware caps."""
+    wanted: dict[tuple[str, str], list[float]] = {}
+    for job_id, job in state["jobs"].items():
+        share = job["rate"] * dt / max(1, len(job["osts"]))
+        left = max(0.0, job_total_traffic(job) - job["moved"])
+        share = min(share, left / max(1, len(job["osts"])))
+        for label in job["osts"]:
+            if label in serving and share > 0:
+                r = job["read_fraction"]
+                wanted[(job_id, label)] = [share * (1 - r), share * r]
+
+    # Per-OST cap: time = w/bw_w + r/bw_r must fit in dt; filling stops at 95 %.
+    per_ost: dict[str, list[float]] = {}
+    for (_job_id, label), (w, r) in wanted.items():
+        acc = per_ost.setdefault(label, [0.0, 0.0])
+        acc[0] += w
+        acc[1] += r
+    scale: dict[str, tuple[float, float]] = {}
+    host_load: dict[str, float] = {}
+    ctrl_load: dict[tuple[str, str], float] = {}
+    ctrl_of: dict[str, tuple[str, str] | None] = {}
+    limit = FILL_LIMIT if state["scenario"] == "filling" else 1.0
+    for label, (w, r) in per_ost.items():
+        target = state["targets"][label]
+        bw_w = perf.ost_bandwidth(state, target, "write") * 1e6
+        bw_r = perf.ost_bandwidth(state, target, "read") * 1e6
+        busy = (w / bw_w if bw_w else math.inf) + (r / bw_r if bw_r else math.inf)
+        f = min(1.0, dt / busy) if busy > 0 else 1.0
+        room = max(0.0, (target["total_kib"] * limit - target["used_kib"]) * 1024)
+        wf = min(1.0, room / (w * f)) if w * f > 0 else 1.0
+        scale[label] = (f * wf, f)
+        load = w * f * wf + r * f
+        host = serving[label]
+        host_load[host] = host_load.get(host, 0.0) + load
+        ctrl = ctrl_of[label] = perf.target_controller(state, target)
+        if ctrl:
+            ctrl_load[ctrl] = ctrl_load.get(ctrl, 0.0) + load
+    host_factor = {
+        h: min(1.0, perf.host_ceiling(state, h) * 1e6 * dt / load) if load else 1.0
+        for h, load in host_load.items()
+    }
+    ceilings = perf.controller_ceilings(state)
+    ctrl_factor = {
+        c: min(1.0, ceilings[c] * 1e6 * dt / load) if load else 1.0 for c, load in ctrl_load.items()
+    }
+    flows = {}
+    for (job_id, label), (w, r) in wanted.items():
+        ctrl = ctrl_of[label]
+        g = min(host_factor[serving[label]], ctrl_factor.get(ctrl, 1.0) if ctrl else 1.0)
+        scale_w, scale_r = scale[label]
+        flows[(job_id, label)] = (w * scale_w * g, r * scale_r * g)
+    return flows
+
+
+def _latency_us(state: dict, target: dict, io_size: int, util: float) -> float:
+    bw = max(1.0, perf.ost_bandwidth(state, target, "write"))
+    return 250.0 + io_size / (bw * 1e6) * 1e6 * (1.0 + 2.0 * util)
+
+
+def _do_io(state, store, job, target, write_bytes, read_bytes, now, host_bytes) -> None:
+    io = job["io_size"]
+    n_w = int(write_bytes // io)
+    n_r = int(read_bytes // io)
+    if n_w == 0 and n_r == 0:
+        return
+    label = target["label"]
+    entry = store["targets"][label]
+    util = min(1.0, (n_w + n_r) * io / max(1.0, perf.ost_bandwidth(state, target) * 1e6 * 10))
+    latency = _latency_us(state, target, io, util)
+    stats = entry["stats"]
+    jobs = entry["jobs"]
+    job_entry = jobs.get(job["id"])
+    if job_entry is None:
+        job_entry = jobs[job["id"]] = {
+            "start": now,
+            "last": now,
+            "c": C.new_counters(C.OST_COUNTERS),
+        }
+        C.add_spread(job_entry["c"]["punch"], 1, 120)
+        C.add_spread(stats["punch"], 1, 120)
+    job_entry["last"] = now
+    jc = job_entry["c"]
+    hist = entry["brw"]
+    pages_bucket = C.log2_bucket(min(io, 4 * MiB) // PAGE)
+    disk_io = min(io, 1 * MiB)
+    ios_per_rpc = max(1, io // disk_io)
+    size_bucket = C.log2_bucket(disk_io)
+    time_bucket = C.log2_bucket(latency / 1000.0 * 4)
+    inflight = max(1, min(31, int(1 + util * 14)))
+    for direction, n, name in ((1, n_w, "write"), (0, n_r, "read")):
+        if n == 0:
+            continue
+        C.add_same(stats[f"{name}_bytes"], n, io)
+        # Reads are served partly from the controller cache: shorter than writes.
+        op_latency = latency if direction else latency * 0.6
+        C.add_spread(stats[name], n, op_latency)
+        C.add_same(jc[f"{name}_bytes"], n, io)
+        C.add_spread(jc[name], n, op_latency)
+        hist[C.BRW_PAGES * 2 + direction][pages_bucket] += n
+        hist[C.BRW_DISCONT_PAGES * 2 + direction][0] += n
+        hist[C.BRW_DISCONT_BLOCKS * 2 + direction][0] += n
+        hist[C.BRW_FRAGS * 2 + direction][min(31, ios_per_rpc)] += n
+        disk_ios = n * ios_per_rpc
+        hist[C.BRW_SIZE * 2 + direction][size_bucket] += disk_ios
+        hist[C.BRW_TIME * 2 + direction][time_bucket] += disk_ios
+        spread = hist[C.BRW_INFLIGHT * 2 + direction]
+        low = max(1, inflight - 1)
+        third = disk_ios // 3
+        spread[low] += third
+        spread[inflight] += disk_ios - 2 * third
+        spread[min(31, inflight + 1)] += third
+    moved_w = n_w * io
+    moved_r = n_r * io
+    job["moved"] += moved_w + moved_r
+    job["written"] += moved_w
+    job["on_ost"][target["label"]] = job["on_ost"].get(target["label"], 0) + moved_w
+    target["used_kib"] = min(target["total_kib"], target["used_kib"] + moved_w // 1024)
+    acc = host_bytes[target["mounted_on"]]
+    acc[0] += moved_w
+    acc[1] += moved_r
+    acc[2] += n_w
+    acc[3] += n_r
+
+
+def _metadata(state: dict, store: dict, now: float, dt: float, rng: random.Random) -> None:
+    """Opens and creates when a job starts, getattr/statfs while it runs (MDT side)."""
+    for job in state["jobs"].values():
+        mdt = state["targets"].get(job["mdt"]) if job["mdt"] else None
+        if not mdt or not mdt.get("mounted_on"):
+            continue
+        if state["servers"][mdt["mounted_on"]]["state"] != "up":
+            continue
+        entry = target_counters(store, mdt, now)
+        job_entry = entry["jobs"].get(job["id"])
+        if job_entry is None:
+            job_entry = entry["jobs"][job["id"]] = {
+                "start": now,
+                "last": now,
+                "c": C.new_counters(C.MDT_COUNTERS),
+            }
+        job_entry["last"] = now
+        ops: dict[str, tuple[int, float]] = {}
+        if not job["opened"]:
+            job["opened"] = True
+            files = job["files"]
+            ops.update(
+                open=(files, 310.0),
+                mknod=(files, 290.0),
+                setattr=(files, 30.0),
+                getxattr=(max(1, files // 10), 20.0),
+            )
+            mdt["files_used"] = min(mdt["files_total"], mdt["files_used"] + files)
+            for label in job["osts"]:
+                ost = state["targets"][label]
+                ost["files_used"] = min(ost["files_total"], ost["files_used"] + files)
+                ost_entry = store["targets"].get(label)
+                if ost_entry is not None:
+                    C.add_spread(ost_entry["stats"]["create"], max(1, files // 32), 900.0)
+        ops["getattr"] = (max(1, int(dt * rng.uniform(0.5, 3.0))), 25.0)
+        ops["statfs"] = (max(1, int(dt / 5)), 3.0)
+        for name, (n, latency) in ops.items():
+            C.add_spread(job_entry["c"][name], n, latency)
+            C.add_spread(entry["stats"][name], n, latency)
+
+
+def _finish_jobs(state: dict, store: dict, now: float) -> None:
+    keep_files = state["scenario"] == "filling"
+    for job_id in list(state["jobs"]):
+        job = state["jobs"][job_id]
+        if job["moved"] < job_total_traffic(job) - job["io_size"]:
+            continue
+        mdt = state["targets"].get(job["mdt"]) if job["mdt"] else None
+        mdt_entry = store["targets"].get(job["mdt"]) if job["mdt"] else None
+        close_ops = {"close": (job["files"], 20.0)}
+        if not keep_files:
+            close_ops["unlink"] = (job["files"], 260.0)
+            for label, written in job["on_ost"].items():
+                ost = state["targets"][label]
+                ost["used_kib"] = max(0, ost["used_kib"] - written // 1024)
+                ost["files_used"] = max(0, ost["files_used"] - job["files"])
+                ost_entry = store["targets"].get(label)
+                if ost_entry is not None:
+                    C.add_spread(ost_entry["stats"]["destroy"], job["files"], 180.0)
+                    jobs = ost_entry["jobs"]
+                    if job_id in jobs:
+                        C.add_spread(jobs[job_id]["c"]["destroy"], job["files"], 180.0)
+                        C.add_spread(jobs[job_id]["c"]["sync"], 1, 2500.0)
+            if mdt:
+                mdt["files_used"] = max(0, mdt["files_used"] - job["files"])
+        if mdt_entry is not None and job_id in mdt_entry["jobs"]:
+            for name, (n, latency) in close_ops.items():
+                C.add_spread(mdt_entry["jobs"][job_id]["c"][name], n, latency)
+                C.add_spread(mdt_entry["stats"][name], n, latency)
+            mdt_entry["jobs"][job_id]["last"] = now
+        del state["jobs"][job_id]
+
+
+def _background(state, store, now, dt, serving, host_bytes) -> None:
+    """statfs from the MDS and clients, pings, CPU, LNet and service counters."""
+    n_clients = max(1, len(state["clients"]))
+    for target in state["targets"].values():
+        if target["label"] not in serving:
+            continue
+        entry = store["targets"][target["label"]]
+        if target["kind"] == "OST":
+            C.add_spread(entry["stats"]["statfs"], max(1, int(dt)), 3.0)
+            C.add_spread(entry["stats"]["set_info"], max(1, int(dt / 10)), 4.0)
+            C.add_spread(entry["stats"]["get_info"], 1 if dt >= 30 else 0, 40.0)
+        elif target["kind"] == "MDT":
+            C.add_spread(entry["stats"]["statfs"], max(1, int(dt)), 2.0)
+    for host, server in state["servers"].items():
+        if server["state"] != "up":
+            continue
+        hc = host_counters(store, server)
+        written, read, n_w, n_r = host_bytes.get(host, (0.0, 0.0, 0, 0))
+        ceiling = perf.host_ceiling(state, host) * 1e6 * dt
+        util = min(1.0, (written + read) / ceiling) if ceiling else 0.0
+        hc["util"] = util
+        ncpu = 32
+        jiffies = int(dt * 100 * ncpu)
+        busy = int(jiffies * (0.015 + 0.45 * util))
+        cpu = hc["cpu"]
+        cpu[0] += busy // 10
+        cpu[2] += busy * 6 // 10
+        cpu[4] += busy * 2 // 10
+        cpu[6] += busy // 10
+        cpu[3] += max(0, jiffies - busy)
+        hc["ctxt"] += int(dt * (2000 + 40000 * util))
+        hc["intr"] += int(dt * (1500 + 30000 * util))
+        hc["processes"] += int(dt / 5)
+        target_load = 0.1 + util * 24
+        for i, period in enumerate((60.0, 300.0, 900.0)):
+            alpha = math.exp(-dt / period)
+            hc["load"][i] = hc["load"][i] * alpha + target_load * (1 - alpha)
+        small = int(dt * n_clients / 25) + int(dt)  # pings and statfs RPCs
+        lnet = hc["lnet"]
+        lnet[1] = max(lnet[1], 8 + int(util * 120))
+        lnet[3] += n_r + small  # send_count
+        lnet[4] += n_w + small  # recv_count
+        lnet[7] += int(read) + small * 224
+        lnet[8] += int(written) + small * 224
+        svc = hc["svc"]
+        if server["role"] == "oss":
+            io = svc["ost_io"]
+            if n_w:
+                C.add_spread(io["ost_write"], n_w, 3000.0 * (1 + util))
+            if n_r:
+                C.add_spread(io["ost_read"], n_r, 1800.0 * (1 + util))
+            reqs = n_w + n_r
+            if reqs:
+                C.add_spread(io["req_waittime"], reqs, 30.0 + 200 * util)
+                C.add_samples(
+                    io["req_qdepth"],
+                    reqs,
+                    0,
+                    int(util * 8),
+                    int(reqs * util * 2),
+                    int(reqs * (util * 2) ** 2) + reqs,
+                )
+                C.add_samples(
+                    io["req_active"],
+                    reqs,
+                    1,
+                    1 + int(util * 40),
+                    int(reqs * (1 + util * 16)),
+                    int(reqs * (1 + util * 16) ** 2),
+                )
+                C.add_same(io["req_timeout"], reqs, 15)
+                C.add_samples(
+                    io["reqbuf_avail"], reqs * 2, 60, 64, reqs * 2 * 63, reqs * 2 * 63 * 63
+                )
+            ost = svc["ost"]
+            pings = max(1, int(dt * n_clients / 25))
+            C.add_spread(ost["obd_ping"], pings, 8.0)
+            C.add_spread(ost["req_waittime"], pings, 12.0)
+            C.add_same(ost["req_timeout"], pings, 15)
+            statfs = max(1, int(dt * len(server["mounts"])))
+            C.add_spread(svc["ost_create"]["ost_statfs"], statfs, 25.0)
+            C.add_spread(svc["ost_create"]["req_waittime"], statfs, 10.0)
+        else:
+            mdt_svc = svc["mdt"]
+            pings = max(1, int(dt * n_clients / 25))
+            C.add_spread(mdt_svc["obd_ping"], pings, 8.0)
+            C.add_spread(mdt_svc["req_waittime"], pings, 15.0)
+            C.add_same(mdt_svc["req_timeout"], pings, 15)
+            C.add_spread(mdt_svc["mds_statfs"], max(1, int(dt)), 20.0)
+
+
+def _expire_job_stats(store: dict, now: float) -> None:
+    for entry in store["targets"].values():
+        jobs = entry["jobs"]
+        stale = [j for j, job in jobs.items() if now - job["last"] > JOB_CLEANUP_INTERVAL]
+        for job_id in stale:
+            del jobs[job_id]
+
+
+REBUILD_MB_S = 150.0
+
+
+def _advance_rebuilds(state: dict, dt: float) -> None:
+    """Reconstruction onto a hot spare runs at about 150 MB/s per drive."""
+    for array in state["arrays"].values():
+        for group in array["volume_groups"].values():
+            rebuild = group.get("rebuild")
+            if not rebuild:
+                continue
+            total = array["drive_tb"] * 1e12 / (REBUILD_MB_S * 1e6)
+            rebuild["progress"] = min(100, rebuild["progress"] + int(100 * dt / total) + 1)
+            if rebuild["progress"] >= 100:
+                group["rebuild"] = None
+
+
+def oss_byte_shares(state: dict, store: dict) -> dict[str, int]:
+    """Bytes read and written per server since its targets were mounted (for tests/status)."""
+    totals: dict[str, int] = {}
+    for target in state["targets"].values():
+        host = target.get("mounted_on")
+        entry = store["targets"].get(target["label"])
+        if not host or entry is None or target["kind"] != "OST":
+            continue
+        stats = entry["stats"]
+        totals[host] = totals.get(host, 0) + stats["read_bytes"][3] + stats["write_bytes"][3]
+    return totals
+
+
+def target_health_summary(state: dict) -> dict[str, str]:
+    return {label: target_health(state, t) for label, t in state["targets"].items()}
