@@ -19,6 +19,8 @@ LNET_TYPES = ("tcp", "o2ib", "kfi", "gni", "ptl4")
 LNET_NETWORK = re.compile(rf"^(?P<lnd>{'|'.join(LNET_TYPES)})(?P<number>0|[1-9][0-9]{{0,4}})?$")
 # LNet keeps the network number in 16 bits.
 MAX_LNET_NUMBER = 65535
+# A Linux network interface name (at most 15 characters), as the healthLNET agent is given it.
+INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
 MAX_PDU_OUTLET = 999
 
@@ -119,3 +121,12 @@ def pdu_outlet_problem(value: str) -> str | None:
     if outlet.startswith("0") or not 1 <= int(outlet) <= MAX_PDU_OUTLET:
         return f"{value!r}: outlet number must be 1 to {MAX_PDU_OUTLET}, without leading zeros"
     return None
+
+
+def interface_problem(name: str) -> str | None:
+    if INTERFACE_NAME.match(name):
+        return None
+    return (
+        f"{name!r} is not a network interface name: a letter, then up to 14 letters, digits, "
+        "'_', '.' or '-'"
+    )

@@ -36,6 +36,8 @@ TOP_FIELDS = {
     "first_ost_index", "first_mdt_index", "arrays",
 }  # fmt: skip
 SERVER_FIELDS = {"hostname", "nids", "bmc", "pdu_outlet"}
+# Optional: the interface carrying LNet, for the HA builder's healthLNET check.
+SERVER_OPTIONAL_FIELDS = {"lnet_interface"}
 ARRAY_FIELDS = {"name", "controller", "expansions", "drive_tb", "drives", "global_spares"}
 
 
@@ -45,14 +47,18 @@ class ServerSpec:
     nids: tuple[str, ...]
     bmc: str
     pdu_outlet: str
+    lnet_interface: str | None = None
 
     def as_plan(self) -> dict[str, object]:
-        return {
+        server: dict[str, object] = {
             "hostname": self.hostname,
             "nids": list(self.nids),
             "bmc": self.bmc,
             "pdu_outlet": self.pdu_outlet,
         }
+        if self.lnet_interface is not None:
+            server["lnet_interface"] = self.lnet_interface
+        return server
 
 
 @dataclass(frozen=True)
@@ -254,7 +260,7 @@ class _SpecReader:
 
     def server(self, raw: object, path: str) -> ServerSpec | None:
         errors_before = len(self.errors)
-        entry = self.fields(raw, path, SERVER_FIELDS, SERVER_FIELDS)
+        entry = self.fields(raw, path, SERVER_FIELDS, SERVER_FIELDS | SERVER_OPTIONAL_FIELDS)
         if entry is None:
             return None
         hostname = self.text(entry, "hostname", path)
@@ -267,10 +273,13 @@ class _SpecReader:
         outlet = self.text(entry, "pdu_outlet", path)
         if outlet is not None and (problem := names.pdu_outlet_problem(outlet)):
             self.error(_join(path, "pdu_outlet"), problem)
+        interface = self.text(entry, "lnet_interface", path)
+        if interface is not None and (problem := names.interface_problem(interface)):
+            self.error(_join(path, "lnet_interface"), problem)
         if len(self.errors) > errors_before:
             return None
         assert hostname and nids and bmc and outlet
-        return ServerSpec(hostname, nids, bmc, outlet)
+        return ServerSpec(hostname, nids, bmc, outlet, interface)
 
     def nids(self, raw: object, path: str) -> tuple[str, ...] | None:
         if not isinstance(raw, list) or not raw:
@@ -293,10 +302,13 @@ class _SpecReader:
         seen_bmcs: dict[str, str] = {}
         seen_outlets: dict[str, str] = {}
         networks: list[tuple[str, set[str]]] = []
+        interfaces: list[tuple[str, object]] = []
         for index, entry in enumerate(raw):
             if not isinstance(entry, dict):
                 continue
             path = _join("servers", index)
+            if isinstance(entry.get("lnet_interface"), str):
+                interfaces.append((path, entry["lnet_interface"]))
             self.clash(entry.get("hostname"), seen_hostnames, _join(path, "hostname"), "")
             self.clash(
                 entry.get("bmc"),
@@ -326,6 +338,13 @@ class _SpecReader:
                     else:
                         seen_nids[address] = nid_path
             networks.append((path, server_networks))
+        if len(interfaces) == 2 and interfaces[0][1] != interfaces[1][1]:
+            (first_path, first_interface), (second_path, _) = interfaces
+            self.error(
+                _join(second_path, "lnet_interface"),
+                f"differs from {first_path} ({first_interface}): the healthLNET check watches "
+                "the same interface on both servers",
+            )
         if len(networks) == 2 and all(found for _, found in networks):
             (first_path, first), (second_path, second) = networks
             if not first & second:

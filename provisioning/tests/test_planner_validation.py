@@ -526,3 +526,30 @@ def test_any_value_in_any_field_gives_a_plan_or_a_spec_error(data, value):
         assert all(isinstance(message, str) and message for message in problem.errors.values())
     else:
         assert json.loads(json.dumps(plan)) == plan
+
+
+def test_lnet_interface_is_optional_and_echoed_into_the_plan():
+    spec = reference_spec()
+    for server in spec["servers"]:
+        server["lnet_interface"] = "ib1"
+    plan = make_plan(spec)
+    assert [server["lnet_interface"] for server in plan["servers"]] == ["ib1", "ib1"]
+    assert "lnet_interface" not in make_plan(reference_spec())["servers"][0]
+
+
+@pytest.mark.parametrize("interface", ["ib 0", "1ib", "eth0;reboot", "a" * 16])
+def test_malformed_lnet_interface_is_refused(interface):
+    spec = reference_spec()
+    spec["servers"][0]["lnet_interface"] = interface
+    field, message = only_error(spec)
+    assert field == "servers[0].lnet_interface"
+    assert "is not a network interface name" in message
+
+
+def test_different_lnet_interfaces_on_the_two_servers_are_refused():
+    spec = reference_spec()
+    spec["servers"][0]["lnet_interface"] = "ib0"
+    spec["servers"][1]["lnet_interface"] = "ib1"
+    field, message = only_error(spec)
+    assert field == "servers[1].lnet_interface"
+    assert "differs from servers[0] (ib0)" in message
