@@ -144,7 +144,13 @@ class _SpecReader:
         return value  # type: ignore[return-value]
 
     def integer(
-        self, raw: dict[str, object], key: str, path: str, default: int, low: int, high: int
+        self,
+        raw: dict[str, object],
+        key: str,
+        path: str,
+        default: int,
+        low: int | None = None,
+        high: int | None = None,
     ) -> int | None:
         if key not in raw:
             return default
@@ -153,7 +159,11 @@ class _SpecReader:
         if isinstance(value, bool) or not isinstance(value, int):
             self.error(_join(path, key), f"must be a whole number, not {_json_type(value)}")
             return None
-        if not low <= value <= high:
+        if low is not None and value < low:
+            bounds = f"{low} to {high}" if high is not None else f"at least {low}"
+            self.error(_join(path, key), f"{value} is out of range: must be {bounds}")
+            return None
+        if high is not None and value > high:
             self.error(_join(path, key), f"{value} is out of range: must be {low} to {high}")
             return None
         return value
@@ -178,7 +188,7 @@ class _SpecReader:
             role = None
 
         raid = self.raid(top, role)
-        segment_kib = self.integer(top, "segment_kib", "", DEFAULT_SEGMENT_KIB, 0, 1 << 30)
+        segment_kib = self.integer(top, "segment_kib", "", DEFAULT_SEGMENT_KIB)
         if segment_kib is not None and segment_kib not in SEGMENT_SIZES_KIB:
             self.error(
                 "segment_kib",
@@ -392,16 +402,16 @@ class _SpecReader:
         drive_tb = self.drive_tb(entry, path)
         models = [controller, *expansions] if controller and expansions is not None else []
         # Without known models, drives and spares are still checked for type and sign.
-        slots = sum(model.drives for model in models) if models else 1 << 30
-        if models and controller.max_drives is not None and slots > controller.max_drives:
+        slots = sum(model.drives for model in models) if models else None
+        if slots and controller and controller.max_drives and slots > controller.max_drives:
             self.error(
                 _join(path, "expansions"),
                 f"{controller.name} runs at most {controller.max_drives} drives; these "
                 f"enclosures hold {slots}",
             )
-        drives = self.integer(entry, "drives", path, slots, 1, slots)
+        drives = self.integer(entry, "drives", path, slots or 0, 1, slots)
         default_spares = sum(model.default_global_spares for model in models)
-        spares = self.integer(entry, "global_spares", path, default_spares, 0, 1 << 30)
+        spares = self.integer(entry, "global_spares", path, default_spares, 0)
         if not models:
             return None
         if spares is not None and drives is not None and spares > drives:
