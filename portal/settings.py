@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "portal.health",
     "portal.inventory",
     "portal.jobs",
+    "portal.wizard",
 ]
 
 MIDDLEWARE = [
@@ -134,6 +135,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+
+# --- The rack -----------------------------------------------------------------------------
+# A virtual rack's directory (simulator/) when the appliance runs on one; empty on real servers.
+# It changes only the ansible inventory: the playbooks are the same.
+_virtual_rack = env_str("OSTARA_VIRTUAL_RACK", "")
+VIRTUAL_RACK = Path(_virtual_rack).resolve() if _virtual_rack else None
+ANSIBLE_WORK_DIR = RUN_DIR / "ansible"
 
 # --- Services -----------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:16379/0")

@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("portal.api_router")),
+    path("ssus/add/", include("portal.wizard.urls")),
     path("ssus/", include("portal.inventory.urls")),
     path("jobs/", include("portal.jobs.urls")),
     path("", include("portal.health.urls")),

@@ -8,7 +8,10 @@ is written unless everything passes.
 
 from __future__ import annotations
 
+import os
+import sys
 from decimal import Decimal
+from pathlib import Path
 
 from django.db import transaction
 from django.db.models import Q
@@ -277,3 +280,48 @@ def _mark_drives(
         ).update(state=state, volume_group=group)
         if updated != 1:  # the planner never hands out a slot twice; a second use is a bug
             raise RuntimeError(f"plan names a missing or reused slot {slot}")
+
+
+def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None) -> dict:
+    """The ansible inventory of these pairs, in ansible's JSON form.
+
+    On the virtual rack each server is a local host whose commands come first on PATH from its
+    own ``bin/`` and whose files live under its root directory; on real servers the same
+    playbooks run over SSH with ``ostara_root`` empty. Nothing else differs.
+    """
+    hostvars: dict[str, dict] = {}
+    groups: dict[str, dict] = {"mds": {"hosts": {}}, "oss": {"hosts": {}}}
+    for pair in pairs:
+        servers = list(pair.servers.order_by("hostname"))
+        groups[pair.name] = {"hosts": {server.hostname: {} for server in servers}}
+        for server in servers:
+            partner = next(s.hostname for s in servers if s.pk != server.pk)
+            host = {
+                "ostara_pair": pair.name,
+                "ostara_role": pair.kind,
+                "ostara_fsname": pair.filesystem.name,
+                "ostara_partner": partner,
+                "ostara_nids": server.lnet_nids,
+            }
+            if virtual_rack is not None:
+                root = virtual_rack / "hosts" / server.hostname
+                host.update(
+                    {
+                        "ansible_connection": "local",
+                        "ansible_python_interpreter": sys.executable,
+                        "ostara_root": str(root),
+                        "ostara_env": {"PATH": f"{root / 'bin'}{os.pathsep}{os.environ['PATH']}"},
+                    }
+                )
+            else:
+                host.update(
+                    {
+                        "ansible_host": server.hostname,
+                        "ansible_user": "root",
+                        "ostara_root": "",
+                        "ostara_env": {},
+                    }
+                )
+            hostvars[server.hostname] = host
+            groups[pair.kind]["hosts"][server.hostname] = {}
+    return {"all": {"hosts": hostvars, "children": groups}}

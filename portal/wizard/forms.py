@@ -1,0 +1,206 @@
+"""The wizard's forms. Each checks its own fields with the planner's own rules, so a typo is
+shown next to the field at the step where it was made, not at the end."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from portal.inventory.models import Filesystem, ServerPair, StorageArray
+from portal.wizard.choices import FilesystemMode
+from provisioning.planner import MODELS, SEGMENT_SIZES_KIB, names
+
+
+def _problem(check, value: str) -> None:
+    if problem := check(value):
+        raise ValidationError(problem)
+
+
+class FilesystemForm(forms.Form):
+    mode = forms.ChoiceField(choices=FilesystemMode.choices, widget=forms.RadioSelect)
+    existing = forms.ModelChoiceField(
+        queryset=Filesystem.objects.all(),
+        to_field_name="name",
+        required=False,
+        label="Filesystem",
+        empty_label="— choose —",
+    )
+    new_name = forms.CharField(
+        max_length=8,
+        required=False,
+        label="New filesystem name",
+        help_text="1 to 8 characters of a-z, 0-9 and _ (Lustre's fsname)",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("mode") == FilesystemMode.EXISTING:
+            if not data.get("existing"):
+                self.add_error("existing", "choose the filesystem the SSU joins")
+        elif data.get("mode") == FilesystemMode.NEW:
+            name = data.get("new_name", "")
+            if not name:
+                self.add_error("new_name", "give the new filesystem a name")
+            elif problem := names.filesystem_problem(name):
+                self.add_error("new_name", problem)
+            elif Filesystem.objects.filter(name=name).exists():
+                self.add_error("new_name", f"filesystem {name!r} exists already; choose it above")
+        return data
+
+    @property
+    def filesystem_name(self) -> str:
+        data = self.cleaned_data
+        return (
+            data["existing"].name if data["mode"] == FilesystemMode.EXISTING else data["new_name"]
+        )
+
+
+class PairNameForm(forms.Form):
+    name = forms.CharField(
+        max_length=32, label="Name", help_text="e.g. ssu02 or mds01; becomes part of Pacemaker ids"
+    )
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        _problem(names.unit_name_problem, name)
+        if ServerPair.objects.filter(name=name).exists():
+            raise ValidationError(f"a pair named {name!r} exists already")
+        return name
+
+
+class ServerForm(forms.Form):
+    hostname = forms.CharField(max_length=253)
+    nids = forms.CharField(label="LNet NIDs", help_text="comma-separated, e.g. 10.10.0.11@o2ib")
+    bmc = forms.CharField(label="BMC address", max_length=253)
+    bmc_user = forms.CharField(label="BMC user", max_length=64)
+    bmc_password = forms.CharField(
+        label="BMC password",
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="kept encrypted; leave empty to keep the one entered before",
+    )
+    pdu_outlet = forms.CharField(label="PDU outlet", help_text="pdu-name:outlet, e.g. pdu1:3")
+
+    def __init__(self, *args, has_password: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.has_password = has_password
+
+    def clean_hostname(self):
+        hostname = self.cleaned_data["hostname"].strip()
+        _problem(names.hostname_problem, hostname)
+        return hostname
+
+    def clean_nids(self):
+        nids = [nid.strip() for nid in self.cleaned_data["nids"].split(",") if nid.strip()]
+        if not nids:
+            raise ValidationError("give at least one NID")
+        for nid in nids:
+            _problem(names.nid_problem, nid)
+        if len(set(nids)) != len(nids):
+            raise ValidationError("the same NID is listed twice")
+        return nids
+
+    def clean_bmc(self):
+        bmc = self.cleaned_data["bmc"].strip()
+        _problem(names.bmc_problem, bmc)
+        return bmc
+
+    def clean_pdu_outlet(self):
+        outlet = self.cleaned_data["pdu_outlet"].strip()
+        _problem(names.pdu_outlet_problem, outlet)
+        return outlet
+
+    def clean_bmc_password(self):
+        password = self.cleaned_data["bmc_password"]
+        if not password and not self.has_password:
+            raise ValidationError("Pacemaker fences through the BMC: its password is needed")
+        return password
+
+
+def _model_choices(controller: bool, mdt: bool = False) -> list[tuple[str, str]]:
+    choices = []
+    for model in MODELS.values():
+        if model.is_controller != controller:
+            continue
+        is_mdt_shape = model.drawers == 1
+        if controller and is_mdt_shape != mdt:
+            continue
+        choices.append((model.name, f"{model.name}: {model.description}"))
+    return choices
+
+
+class MdtArrayForm(forms.Form):
+    name = forms.CharField(max_length=32, label="Array name")
+    controller = forms.ChoiceField(label="Model", choices=lambda: _model_choices(True, mdt=True))
+    drive_tb = forms.DecimalField(
+        label="Drive size (TB)", min_value=0.1, max_value=100, decimal_places=2
+    )
+
+    def clean_name(self):
+        return _array_name(self.cleaned_data["name"])
+
+
+def _array_name(name: str) -> str:
+    _problem(names.unit_name_problem, name)
+    if StorageArray.objects.filter(name=name).exists():
+        raise ValidationError(f"an array named {name!r} exists already")
+    return name
+
+
+class LayoutForm(forms.Form):
+    segment_kib = forms.TypedChoiceField(
+        label="Segment size",
+        coerce=int,
+        choices=[(size, f"{size} KiB") for size in SEGMENT_SIZES_KIB],
+        help_text="128 KiB by default; 512 KiB favours large sequential I/O",
+    )
+    first_ost_index = forms.IntegerField(label="First OST index", min_value=0, max_value=65535)
+
+
+class ArrayForm(forms.Form):
+    name = forms.CharField(max_length=32, label="Array name")
+    controller = forms.ChoiceField(
+        label="Controller enclosure", choices=lambda: _model_choices(True)
+    )
+    expansion_model = forms.ChoiceField(
+        label="Expansion enclosures",
+        required=False,
+        choices=lambda: [("", "none")] + _model_choices(False),
+    )
+    expansion_count = forms.IntegerField(label="How many", min_value=0, max_value=7, initial=1)
+    drive_tb = forms.DecimalField(
+        label="Drive size (TB)", min_value=0.1, max_value=100, decimal_places=2
+    )
+    global_spares = forms.IntegerField(
+        label="Global hot spares",
+        min_value=0,
+        required=False,
+        help_text="empty: the model's default (4 for an 84-drive enclosure, else 0)",
+    )
+
+    def clean_name(self):
+        return _array_name(self.cleaned_data["name"])
+
+    def clean(self):
+        data = super().clean()
+        if data.get("expansion_count") and not data.get("expansion_model"):
+            self.add_error("expansion_model", "choose the expansion model, or set how many to 0")
+        return data
+
+    def to_spec(self) -> dict:
+        data = self.cleaned_data
+        count = data["expansion_count"] if data.get("expansion_model") else 0
+        entry = {
+            "name": data["name"],
+            "controller": data["controller"],
+            "expansions": [data["expansion_model"]] * count,
+            "drive_tb": float(data["drive_tb"]),
+        }
+        if data.get("global_spares") is not None:
+            entry["global_spares"] = data["global_spares"]
+        return entry
+
+
+ArrayFormSet = forms.formset_factory(
+    ArrayForm, extra=0, min_num=1, max_num=8, validate_min=True, validate_max=True
+)
