@@ -13,7 +13,9 @@ from provisioning.ha.pcs import build_pcs_script
 from provisioning.ha.plan import HAConfigError
 from provisioning.ha.simulate import (
     AttributeChange,
+    LnetHealthy,
     LnetUnhealthy,
+    LustreHealthy,
     LustreUnhealthy,
     MonitorFails,
     NodeLost,
@@ -33,7 +35,9 @@ __all__ = [
     "AttributeChange",
     "FenceCredentials",
     "HAConfigError",
+    "LnetHealthy",
     "LnetUnhealthy",
+    "LustreHealthy",
     "LustreUnhealthy",
     "MonitorFails",
     "NodeLost",

@@ -49,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FAILURE",
-        help="node-lost:NODE, node-returns:NODE, lnet-down:NODE, "
-        "lustre-down:NODE or monitor-fails:TARGET[@NODE]; repeat to apply "
+        help="node-lost:NODE, node-returns:NODE, lnet-down:NODE, lnet-up:NODE, "
+        "lustre-down:NODE, lustre-up:NODE or monitor-fails:TARGET[@NODE]; repeat to apply "
         "one after the other",
     )
     parser.add_argument(

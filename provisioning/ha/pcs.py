@@ -100,7 +100,7 @@ def _secrets_part(plan: PairPlan) -> list[str]:
         "    echo",
         '    install -d -m 0700 -o root -g root "$SECRET_DIR"',
         '    rm -f "$SECRET_DIR/$1"  # a new file, so umask decides its mode',
-        "    (umask 077 && printf '%s\\n' \"$secret\" > \"$SECRET_DIR/$1\")",
+        '    (umask 077 && printf \'%s\\n\' "$secret" > "$SECRET_DIR/$1")',
         "}",
         "",
         'if [ "${STORE_FENCE_SECRETS:-no}" = yes ]; then',

@@ -5,7 +5,8 @@ brings both nodes up, then applies failures one by one, each as its own cluster 
 
 - NodeLost(node): the node drops out of the cluster (crash, heartbeat link down); it is fenced.
 - NodeReturns(node): the node rejoins after repair.
-- LnetUnhealthy(node), LustreUnhealthy(node): the health agent on the node reports 0.
+- LnetUnhealthy(node), LustreUnhealthy(node): the health agent on the node reports 0;
+  LnetHealthy(node), LustreHealthy(node): it reports healthy again.
 - AttributeChange(node, name, value): any transient node attribute (value None removes it).
 - MonitorFails(resource, node): one failed recurring monitor of a target.
 
@@ -75,13 +76,35 @@ class LustreUnhealthy:
 
 
 @dataclass(frozen=True)
+class LnetHealthy:
+    """LNet repaired: the healthLNET agent reports its healthy value again."""
+
+    node: str
+
+
+@dataclass(frozen=True)
+class LustreHealthy:
+    node: str
+
+
+@dataclass(frozen=True)
 class MonitorFails:
     resource: str
     node: str | None = None  # None: where the resource runs now
     rc: int = OCF_NOT_RUNNING
 
 
-Failure = NodeLost | NodeReturns | AttributeChange | LnetUnhealthy | LustreUnhealthy | MonitorFails
+Failure = (
+    NodeLost
+    | NodeReturns
+    | AttributeChange
+    | LnetUnhealthy
+    | LustreUnhealthy
+    | LnetHealthy
+    | LustreHealthy
+    | MonitorFails
+)
+HealthChange = LnetUnhealthy | LustreUnhealthy | LnetHealthy | LustreHealthy | AttributeChange
 
 
 @dataclass(frozen=True)
@@ -422,7 +445,7 @@ class _Simulation:
         elif isinstance(failure, NodeReturns):
             self._check_node(failure.node)
             self.transition(f"{failure.node} returns", ["--node-up", failure.node])
-        elif isinstance(failure, LnetUnhealthy | LustreUnhealthy | AttributeChange):
+        elif isinstance(failure, HealthChange):
             name, value = self._attribute_change(failure)
             self.set_attribute(failure.node, name, value)
             self.transition(f"{failure.node}: {name}={value}", [])
@@ -432,15 +455,15 @@ class _Simulation:
             raise WhatIfError(f"unknown failure {failure!r}")
         self.settle()
 
-    def _attribute_change(
-        self, failure: LnetUnhealthy | LustreUnhealthy | AttributeChange
-    ) -> tuple[str, str | None]:
+    def _attribute_change(self, failure: HealthChange) -> tuple[str, str | None]:
         if isinstance(failure, AttributeChange):
             return failure.name, failure.value
-        agent_type = "healthLNET" if isinstance(failure, LnetUnhealthy) else "healthLUSTRE"
+        lnet = isinstance(failure, LnetUnhealthy | LnetHealthy)
+        agent_type = "healthLNET" if lnet else "healthLUSTRE"
         for agent in self.health_agents:
             if agent.primitive == agent_type:
-                return agent.attribute, "0"
+                healthy = isinstance(failure, LnetHealthy | LustreHealthy)
+                return agent.attribute, agent.healthy_value if healthy else "0"
         raise SimulationError(f"the configuration has no {agent_type} clone")
 
     def _monitor_failure(self, failure: MonitorFails) -> tuple[str, list[str]]:
@@ -519,8 +542,8 @@ _WHAT_IF_RE = re.compile(
 
 
 def parse_what_if(text: str) -> Failure:
-    """Read one --what-if: node-lost:N, node-returns:N, lnet-down:N, lustre-down:N,
-    monitor-fails:TARGET[@NODE]."""
+    """Read one --what-if: node-lost:N, node-returns:N, lnet-down:N, lnet-up:N,
+    lustre-down:N, lustre-up:N, monitor-fails:TARGET[@NODE]."""
     match = _WHAT_IF_RE.match(text.strip())
     if not match:
         raise WhatIfError(f"cannot read what-if {text!r}")
@@ -533,10 +556,12 @@ def parse_what_if(text: str) -> Failure:
             "node-returns": NodeReturns,
             "lnet-down": LnetUnhealthy,
             "lustre-down": LustreUnhealthy,
+            "lnet-up": LnetHealthy,
+            "lustre-up": LustreHealthy,
         }
         if kind in constructors:
             return constructors[kind](subject)
     raise WhatIfError(
         f"unknown what-if {text!r}: use node-lost:NODE, node-returns:NODE, lnet-down:NODE, "
-        "lustre-down:NODE or monitor-fails:TARGET[@NODE]"
+        "lnet-up:NODE, lustre-down:NODE, lustre-up:NODE or monitor-fails:TARGET[@NODE]"
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from provisioning.ha import (
+    LnetHealthy,
     LnetUnhealthy,
     LustreUnhealthy,
     MonitorFails,
@@ -133,6 +134,15 @@ def test_lnet_unhealthy_moves_targets_to_the_partner_without_fencing(oss_running
     assert result.fenced == ()
     assert result.online_nodes == ("oss01", "oss02")
     assert set(result.placements.values()) == {"oss01"}
+
+
+def test_repaired_lnet_gets_nothing_back_by_itself(oss_running):
+    down, repaired = simulate_sequence(
+        oss_running.cib_xml, [[LnetUnhealthy("oss02")], [LnetHealthy("oss02")]]
+    )
+    assert set(down.placements.values()) == {"oss01"}
+    assert int(node_attributes(repaired.cib_xml, "oss02")["pingd"]) > 0
+    assert set(repaired.placements.values()) == {"oss01"}
 
 
 def test_lustre_unhealthy_moves_targets_to_the_partner_without_fencing(oss_running):
