@@ -162,14 +162,17 @@ def _run(
     env.pop("CIB_file", None)
     if cib_file is not None:
         env["CIB_file"] = str(cib_file)
-    return subprocess.run(
-        [_tool(arguments[0]), *arguments[1:]],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=TOOL_TIMEOUT_SECONDS,
-        check=False,
-    )
+    try:
+        return subprocess.run(
+            [_tool(arguments[0]), *arguments[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=TOOL_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise SimulationError(f"{arguments[0]} took more than {error.timeout} s") from error
 
 
 @functools.lru_cache(maxsize=1)
@@ -217,7 +220,8 @@ def cib_nodes(cib_xml: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _HealthAgent:
-    primitive: str
+    agent: str  # healthLNET or healthLUSTRE
+    primitive: str  # its id in the configuration
     attribute: str
     healthy_value: str
 
@@ -238,6 +242,7 @@ def _health_agents(root: ET.Element) -> tuple[_HealthAgent, ...]:
             answering = max(1, len(params.get("host_list", "").split()))
             agents.append(
                 _HealthAgent(
+                    "healthLNET",
                     primitive.get("id", ""),
                     params.get("name") or LNET_ATTRIBUTE,
                     str(multiplier * answering),
@@ -245,7 +250,12 @@ def _health_agents(root: ET.Element) -> tuple[_HealthAgent, ...]:
             )
         elif primitive.get("type") == "healthLUSTRE":
             agents.append(
-                _HealthAgent(primitive.get("id", ""), params.get("name") or LUSTRE_ATTRIBUTE, "1")
+                _HealthAgent(
+                    "healthLUSTRE",
+                    primitive.get("id", ""),
+                    params.get("name") or LUSTRE_ATTRIBUTE,
+                    "1",
+                )
             )
     return tuple(agents)
 
@@ -461,7 +471,7 @@ class _Simulation:
         lnet = isinstance(failure, LnetUnhealthy | LnetHealthy)
         agent_type = "healthLNET" if lnet else "healthLUSTRE"
         for agent in self.health_agents:
-            if agent.primitive == agent_type:
+            if agent.agent == agent_type:
                 healthy = isinstance(failure, LnetHealthy | LustreHealthy)
                 return agent.attribute, agent.healthy_value if healthy else "0"
         raise SimulationError(f"the configuration has no {agent_type} clone")
