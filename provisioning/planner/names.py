@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
-# Lustre's own limit is 8 characters; the issue narrows the alphabet to what is safe everywhere
-# the name travels (device paths, Pacemaker ids, ansible variables).
-FILESYSTEM_NAME = re.compile(r"^[a-z0-9_]{1,8}$")
+# Lustre's own limit is 8 characters; the alphabet is narrowed to what is safe everywhere the
+# name travels (device paths, ansible variables), and it starts with a letter because target
+# labels such as scratch-OST0000 become Pacemaker resource ids, which are XML ids.
+FILESYSTEM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,7}$")
 # SSU, pair and array names become parts of Pacemaker ids, ansible group names and shell words.
 UNIT_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 HOSTNAME_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -30,7 +31,7 @@ def filesystem_problem(name: str) -> str | None:
         return None
     return (
         f"{name!r} is not a filesystem name Lustre accepts here: "
-        "use 1 to 8 characters of a-z, 0-9 and _"
+        "use 1 to 8 characters of a-z, 0-9 and _, starting with a letter"
     )
 
 

@@ -33,7 +33,7 @@ MAX_TARGET_INDEX = 65535
 
 TOP_FIELDS = {
     "filesystem", "ssu", "pair", "role", "servers", "raid", "segment_kib",
-    "first_ost_index", "first_mdt_index", "arrays",
+    "first_ost_index", "first_mdt_index", "arrays", "global_spares",
 }  # fmt: skip
 SERVER_FIELDS = {"hostname", "nids", "bmc", "pdu_outlet"}
 # Optional: the interface carrying LNet, for the HA builder's healthLNET check.
@@ -200,7 +200,9 @@ class _SpecReader:
         first_mdt = self.integer(top, "first_mdt_index", "", 0, 0, MAX_TARGET_INDEX)
 
         servers = self.servers(top["servers"]) if "servers" in top else None
-        arrays = self.arrays(top["arrays"], raid) if "arrays" in top else None
+        # A top-level count is the default for every array (spares serve one array only).
+        spares_default = self.integer(top, "global_spares", "", None, 0)
+        arrays = self.arrays(top["arrays"], raid, spares_default) if "arrays" in top else None
 
         if arrays is not None and raid is not None and role is not None:
             groups = sum(self.group_count(array, raid) for array in arrays)
@@ -374,12 +376,15 @@ class _SpecReader:
 
     # -- arrays ------------------------------------------------------------------------------
 
-    def arrays(self, raw: object, raid: RaidScheme | None) -> tuple[ArraySpec, ...] | None:
+    def arrays(
+        self, raw: object, raid: RaidScheme | None, spares_default: int | None = None
+    ) -> tuple[ArraySpec, ...] | None:
         if not isinstance(raw, list) or not raw:
             self.error("arrays", "must be a non-empty list of arrays")
             return None
         arrays = [
-            self.array(entry, _join("arrays", index), raid) for index, entry in enumerate(raw)
+            self.array(entry, _join("arrays", index), raid, spares_default)
+            for index, entry in enumerate(raw)
         ]
         seen: dict[str, str] = {}
         for index, entry in enumerate(raw):
@@ -389,7 +394,9 @@ class _SpecReader:
             return None
         return tuple(array for array in arrays if array is not None)
 
-    def array(self, raw: object, path: str, raid: RaidScheme | None) -> ArraySpec | None:
+    def array(
+        self, raw: object, path: str, raid: RaidScheme | None, spares_default: int | None = None
+    ) -> ArraySpec | None:
         errors_before = len(self.errors)
         entry = self.fields(raw, path, {"name", "controller", "drive_tb"}, ARRAY_FIELDS)
         if entry is None:
@@ -411,6 +418,8 @@ class _SpecReader:
             )
         drives = self.integer(entry, "drives", path, slots or 0, 1, slots)
         default_spares = sum(model.default_global_spares for model in models)
+        if spares_default is not None:
+            default_spares = spares_default
         spares = self.integer(entry, "global_spares", path, default_spares, 0)
         if not models:
             return None
@@ -429,7 +438,10 @@ class _SpecReader:
                 spares_per_enclosure(drives_per_enclosure(models, drives), spares, raid)
             except DriveUseError as problem:
                 blame = "drives" if "drives" in entry and "global_spares" not in entry else None
-                self.error(_join(path, blame or "global_spares"), str(problem))
+                if blame is None and "global_spares" not in entry and spares_default is not None:
+                    self.error("global_spares", f"{name}: {problem}")
+                else:
+                    self.error(_join(path, blame or "global_spares"), str(problem))
                 return None
         return array
 

@@ -64,7 +64,7 @@ def valid_specs(draw: st.DrawFn, role: str | None = None) -> dict:
     role = role or draw(st.sampled_from(["oss", "oss", "oss", "mds"]))
     count = draw(st.integers(1, 4))
     spec = {
-        "filesystem": draw(st.from_regex(r"[a-z0-9_]{1,8}", fullmatch=True)),
+        "filesystem": draw(st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True)),
         "ssu": draw(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)),
         "role": role,
         "servers": SERVERS,
