@@ -211,26 +211,60 @@ def quote_job_id(job_id: str) -> str:
     return f'"{escaped}"'
 
 
-def format_job_stats(jobs: dict, units) -> str:
-    """`job_stats` of one target: jobs in the order they were first seen."""
+_JOB_LINE_CACHE: dict[tuple, tuple[str, ...]] = {}
+
+
+def _job_line_prefixes(units) -> tuple[str, ...]:
+    """`  <name>:<pad> { samples: ` prefixes per counter, computed once per counter set."""
+    key = tuple(units)
+    prefixes = _JOB_LINE_CACHE.get(key)
+    if prefixes is None:
+        prefixes = tuple(
+            f"  {name}:{' ' * (15 - min(len(name), 15))} {{ samples: " for name, _unit in units
+        )
+        _JOB_LINE_CACHE[key] = prefixes
+    return prefixes
+
+
+def format_job(job_id: str, job: dict, units) -> str:
+    """One job's block of a job_stats file (lprocfs_jobstats_seq_show in 2.15.4)."""
+    parts = [
+        f"- {'job_id:':<16} {quote_job_id(job_id)}\n",
+        stats_header(job["last"], job["start"], 16, colon=True, prefix="  "),
+    ]
+    counters = job["c"]
+    for prefix, (name, unit) in zip(_job_line_prefixes(units), units, strict=True):
+        counter = counters.get(name)
+        if counter is None or counter[0] == 0:
+            parts.append(
+                f"{prefix}{0:11d}, unit: {unit:>5}, min: {0:8d}, max: {0:8d}, "
+                f"sum: {0:16d}, sumsq: {0:18d} }}\n"
+            )
+        else:
+            samples, low, high, total, sumsq = counter
+            parts.append(
+                f"{prefix}{samples:11d}, unit: {unit:>5}, min: {low:8d}, max: {high:8d}, "
+                f"sum: {total:16d}, sumsq: {sumsq % U64:18d} }}\n"
+            )
+    return "".join(parts)
+
+
+def format_job_stats(jobs: dict, units, cache: dict | None = None, key: str = "") -> str:
+    """`job_stats` of one target: jobs in the order they were first seen. A job's block only
+    changes when the job did something (its `last` time moves), so a long-running process can
+    pass a `cache` dict to keep each block's text until then."""
     if not jobs:
         return "job_stats:\n"
     parts = ["job_stats:\n"]
     for job_id, job in jobs.items():
-        parts.append(f"- {'job_id:':<16} {quote_job_id(job_id)}\n")
-        parts.append(stats_header(job["last"], job["start"], 16, colon=True, prefix="  "))
-        counters = job["c"]
-        for name, unit in units:
-            counter = counters.get(name)
-            if counter is None or counter[0] == 0:
-                samples = low = high = total = sumsq = 0
-            else:
-                samples, low, high, total, sumsq = counter
-            pad = " " * (15 - min(len(name), 15))
-            parts.append(
-                f"  {name}:{pad} {{ samples: {samples:11d}, unit: {unit:>5}, "
-                f"min: {low:8d}, max: {high:8d}, sum: {total:16d}, sumsq: {sumsq % U64:18d} }}\n"
-            )
+        if cache is None:
+            parts.append(format_job(job_id, job, units))
+            continue
+        cached = cache.get((key, job_id))
+        if cached is None or cached[0] != job["last"] or cached[1] != job["start"]:
+            cached = (job["last"], job["start"], format_job(job_id, job, units))
+            cache[(key, job_id)] = cached
+        parts.append(cached[2])
     return "".join(parts)
 
 

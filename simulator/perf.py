@@ -11,7 +11,12 @@ these numbers, so an acceptance survey passes or fails for hardware reasons.
 
 from __future__ import annotations
 
-from simulator.topology import controller_serving, find_volume, target_health, volume_group_health
+from simulator.topology import (
+    controller_serving,
+    target_health,
+    target_volume,
+    volume_group_health,
+)
 
 MB = 1_000_000
 
@@ -34,7 +39,7 @@ def segment_factor(segment_kib: int) -> float:
 
 def ost_bandwidth(state: dict, target: dict, test: str = "write") -> float:
     """MB/s that one target's volume group can stream for `test` (write, rewrite, read)."""
-    found = find_volume(state, target["volume"])
+    found = target_volume(state, target)
     if not found:
         return 0.0
     array, volume = found
@@ -68,7 +73,7 @@ def controller_ceilings(state: dict) -> dict[tuple[str, str], float]:
 
 
 def target_controller(state: dict, target: dict) -> tuple[str, str] | None:
-    found = find_volume(state, target["volume"])
+    found = target_volume(state, target)
     if not found:
         return None
     array, volume = found

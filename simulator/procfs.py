@@ -25,6 +25,7 @@ A server that is down has no Lustre tree at all (nothing mounted, modules not lo
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -40,22 +41,44 @@ RECOVERY_WINDOW = 150.0
 
 
 class TreeWriter:
-    """Writes files under host roots, skipping those whose text did not change."""
+    """Writes files under host roots, skipping those whose text did not change.
+
+    Keeps, for the life of one process (`serve` keeps one for all refreshes), the text last
+    written to each path and the formatted job_stats blocks, so unchanged files cost nothing.
+    """
 
     def __init__(self) -> None:
-        self.cache: dict[Path, str] = {}
+        self.cache: dict[str, str] = {}
+        self.job_text: dict = {}
+        self.links: set[str] = set()
         self.written = 0
 
-    def write(self, path: Path, text: str) -> None:
+    def write(self, path: Path | str, text: str) -> None:
+        path = str(path)
         if self.cache.get(path) == text:
             return
         write_atomic(path, text)
         self.cache[path] = text
         self.written += 1
 
-    def forget(self, prefix: Path) -> None:
-        for path in [p for p in self.cache if prefix in p.parents]:
+    def link(self, path: str, target: str) -> None:
+        """A symlink (made once) from `path` to `target`, relative to path's directory."""
+        if path in self.links:
+            return
+        if not os.path.islink(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.exists(path):
+                os.unlink(path)
+            os.symlink(target, path)
+        self.links.add(path)
+
+    def forget(self, prefix: Path | str) -> None:
+        prefix = str(prefix).rstrip("/") + "/"
+        for path in [p for p in self.cache if p.startswith(prefix)]:
             del self.cache[path]
+        self.links = {p for p in self.links if not p.startswith(prefix)}
+        if len(self.job_text) > 100_000:
+            self.job_text.clear()
 
 
 def host_root(rack_root: Path, host: str) -> Path:
@@ -63,20 +86,22 @@ def host_root(rack_root: Path, host: str) -> Path:
 
 
 def _remove(path: Path, writer: TreeWriter) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-    elif path.exists():
+    if path.is_symlink() or path.is_file():
         path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
     writer.forget(path)
 
 
 def _prune(parent: Path, keep: set[str], writer: TreeWriter) -> None:
     """Remove the per-target directories of targets no longer mounted here."""
-    if not parent.is_dir():
+    try:
+        names = os.listdir(parent)
+    except FileNotFoundError:
         return
-    for child in parent.iterdir():
-        if child.name not in keep:
-            _remove(child, writer)
+    for name in names:
+        if name not in keep:
+            _remove(parent / name, writer)
 
 
 def recovery_status(state: dict, target: dict, now: float) -> str:
@@ -121,17 +146,19 @@ def host_healthy(state: dict, host: str) -> bool:
     )
 
 
-def _capacity_files(directory: Path, target: dict, writer: TreeWriter) -> None:
+CAPACITY_FILES = ("kbytestotal", "kbytesfree", "kbytesavail", "filestotal", "filesfree")
+
+
+def _capacity_files(directory: str, target: dict, writer: TreeWriter) -> None:
     total = target["total_kib"]
     free = max(0, total - target["used_kib"])
     reserve = total * (5 if target["kind"] != "OST" else 17) // 1000
-    writer.write(directory / "kbytestotal", f"{total}\n")
-    writer.write(directory / "kbytesfree", f"{free}\n")
-    writer.write(directory / "kbytesavail", f"{max(0, free - reserve)}\n")
-    writer.write(directory / "filestotal", f"{target['files_total']}\n")
-    writer.write(
-        directory / "filesfree", f"{max(0, target['files_total'] - target['files_used'])}\n"
-    )
+    files_free = max(0, target["files_total"] - target["files_used"])
+    writer.write(f"{directory}/kbytestotal", f"{total}\n")
+    writer.write(f"{directory}/kbytesfree", f"{free}\n")
+    writer.write(f"{directory}/kbytesavail", f"{max(0, free - reserve)}\n")
+    writer.write(f"{directory}/filestotal", f"{target['files_total']}\n")
+    writer.write(f"{directory}/filesfree", f"{files_free}\n")
 
 
 def render_host(
@@ -139,112 +166,96 @@ def render_host(
 ) -> None:
     """Bring one server's tree in line with the state and counters at time `now`."""
     server = state["servers"][host]
-    base = host_root(rack_root, host)
-    proc_lustre = base / "proc/fs/lustre"
-    sys_lustre = base / "sys/fs/lustre"
-    debug = base / "sys/kernel/debug"
+    base_path = host_root(rack_root, host)
+    base = str(base_path)
+    proc_lustre = f"{base}/proc/fs/lustre"
+    sys_lustre = f"{base}/sys/fs/lustre"
+    debug = f"{base}/sys/kernel/debug"
     if server["state"] != "up":
-        for path in (proc_lustre, sys_lustre, debug / "lustre", debug / "lnet", base / "dev"):
-            _remove(path, writer)
-        writer.write(base / "proc/mounts", _base_mounts())
+        for path in (proc_lustre, sys_lustre, f"{debug}/lustre", f"{debug}/lnet", f"{base}/dev"):
+            _remove(Path(path), writer)
+        writer.write(f"{base}/proc/mounts", _base_mounts())
         return
 
-    osts = [
-        state["targets"][lbl]
-        for lbl in sorted(server["mounts"])
-        if state["targets"][lbl]["kind"] == "OST"
-    ]
-    mdts = [
-        state["targets"][lbl]
-        for lbl in sorted(server["mounts"])
-        if state["targets"][lbl]["kind"] == "MDT"
-    ]
-    all_targets = [state["targets"][lbl] for lbl in sorted(server["mounts"])]
+    mounted = [state["targets"][label] for label in sorted(server["mounts"])]
+    osts = [t for t in mounted if t["kind"] == "OST"]
+    mdts = [t for t in mounted if t["kind"] == "MDT"]
     keep_osts = {t["label"] for t in osts}
     keep_mdts = {t["label"] for t in mdts}
-    keep_osd = {t["label"] for t in all_targets}
-    _prune(proc_lustre / "obdfilter", keep_osts, writer)
-    _prune(sys_lustre / "obdfilter", keep_osts, writer)
-    _prune(proc_lustre / "mdt", keep_mdts, writer)
-    _prune(sys_lustre / "mdt", keep_mdts, writer)
-    _prune(sys_lustre / "osd-ldiskfs", keep_osd, writer)
-    _prune(debug / "lustre/osd-ldiskfs", keep_osd, writer)
+    keep_osd = {t["label"] for t in mounted}
+    _prune(Path(proc_lustre, "obdfilter"), keep_osts, writer)
+    _prune(Path(sys_lustre, "obdfilter"), keep_osts, writer)
+    _prune(Path(proc_lustre, "mdt"), keep_mdts, writer)
+    _prune(Path(sys_lustre, "mdt"), keep_mdts, writer)
+    _prune(Path(sys_lustre, "osd-ldiskfs"), keep_osd, writer)
+    _prune(Path(debug, "lustre/osd-ldiskfs"), keep_osd, writer)
 
-    writer.write(sys_lustre / "version", f"{LUSTRE_VERSION}\n")
+    writer.write(f"{sys_lustre}/version", f"{LUSTRE_VERSION}\n")
     writer.write(
-        sys_lustre / "health_check", "healthy\n" if host_healthy(state, host) else "NOT HEALTHY\n"
+        f"{sys_lustre}/health_check", "healthy\n" if host_healthy(state, host) else "NOT HEALTHY\n"
     )
     exports = len(state["clients"]) + 2
 
-    for target in osts:
-        entry = target_counters(store, target, now)
+    for target in mounted:
         label = target["label"]
-        proc_dir = proc_lustre / "obdfilter" / label
-        writer.write(
-            proc_dir / "stats", C.format_stats(now, entry["start"], entry["stats"], C.OST_COUNTERS)
-        )
-        writer.write(proc_dir / "job_stats", C.format_job_stats(entry["jobs"], C.OST_COUNTERS))
-        writer.write(proc_dir / "recovery_status", recovery_status(state, target, now))
-        sys_dir = sys_lustre / "obdfilter" / label
-        _capacity_files(sys_dir, target, writer)
-        writer.write(sys_dir / "num_exports", f"{exports}\n")
-        writer.write(sys_dir / "tot_granted", f"{exports * 64 * 1024 * 1024}\n")
-        writer.write(sys_dir / "tot_dirty", "0\n")
-        writer.write(sys_dir / "tot_pending", "0\n")
-        writer.write(sys_dir / "job_cleanup_interval", "600\n")
-
-    for target in mdts:
-        entry = target_counters(store, target, now)
-        label = target["label"]
-        proc_dir = proc_lustre / "mdt" / label
-        writer.write(
-            proc_dir / "md_stats",
-            C.format_stats(now, entry["start"], entry["stats"], C.MDT_COUNTERS),
-        )
-        writer.write(proc_dir / "job_stats", C.format_job_stats(entry["jobs"], C.MDT_COUNTERS))
-        writer.write(proc_dir / "recovery_status", recovery_status(state, target, now))
-        sys_dir = sys_lustre / "mdt" / label
-        _capacity_files(sys_dir, target, writer)
-        writer.write(sys_dir / "num_exports", f"{exports}\n")
-
-    for target in all_targets:
-        label = target["label"]
-        osd = sys_lustre / "osd-ldiskfs" / label
-        _capacity_files(osd, target, writer)
-        writer.write(osd / "fstype", "ldiskfs\n")
-        writer.write(osd / "mntdev", f"{target['device']}\n")
-        writer.write(osd / "blocksize", "4096\n")
-        if target["kind"] in ("OST", "MDT"):
-            entry = target_counters(store, target, now)
-            writer.write(
-                debug / "lustre/osd-ldiskfs" / label / "brw_stats",
-                C.format_brw_stats(now, entry["brw_start"], entry["brw"]),
-            )
-        else:
-            # The MGS has an OSD too, with an empty brw_stats.
+        kind = target["kind"]
+        osd = f"{sys_lustre}/osd-ldiskfs/{label}"
+        brw = f"{debug}/lustre/osd-ldiskfs/{label}/brw_stats"
+        if kind == "MGT":
+            # The MGS has an OSD of its own, with an empty brw_stats.
+            _capacity_files(osd, target, writer)
             start = target.get("mounted_at") or now
+            writer.write(brw, C.format_brw_stats(now, start, C.new_histograms()))
+        else:
+            entry = target_counters(store, target, now)
+            obd = "obdfilter" if kind == "OST" else "mdt"
+            proc_dir = f"{proc_lustre}/{obd}/{label}"
+            sys_dir = f"{sys_lustre}/{obd}/{label}"
+            names = C.OST_COUNTERS if kind == "OST" else C.MDT_COUNTERS
+            stats_name = "stats" if kind == "OST" else "md_stats"
             writer.write(
-                debug / "lustre/osd-ldiskfs" / label / "brw_stats",
-                C.format_brw_stats(now, start, C.new_histograms()),
+                f"{proc_dir}/{stats_name}",
+                C.format_stats(now, entry["start"], entry["stats"], names),
             )
+            writer.write(
+                f"{proc_dir}/job_stats",
+                C.format_job_stats(entry["jobs"], names, writer.job_text, label),
+            )
+            writer.write(f"{proc_dir}/recovery_status", recovery_status(state, target, now))
+            _capacity_files(sys_dir, target, writer)
+            writer.write(f"{sys_dir}/num_exports", f"{exports}\n")
+            if kind == "OST":
+                writer.write(f"{sys_dir}/tot_granted", f"{exports * 64 * 1024 * 1024}\n")
+                writer.write(f"{sys_dir}/tot_dirty", "0\n")
+                writer.write(f"{sys_dir}/tot_pending", "0\n")
+                writer.write(f"{sys_dir}/job_cleanup_interval", "600\n")
+            # The OSD reports the same statfs as the target above it: one file, two names.
+            for name in CAPACITY_FILES:
+                writer.link(f"{osd}/{name}", f"../../{obd}/{label}/{name}")
+            writer.write(brw, C.format_brw_stats(now, entry["brw_start"], entry["brw"]))
+        writer.write(f"{osd}/fstype", "ldiskfs\n")
+        writer.write(f"{osd}/mntdev", f"{target['device']}\n")
+        writer.write(f"{osd}/blocksize", "4096\n")
 
     hc = host_counters(store, server)
-    services = C.MDS_SERVICES if server["role"] == "mds" else C.OSS_SERVICES
-    service_dir = debug / ("lustre/mds/MDS" if server["role"] == "mds" else "lustre/ost/OSS")
+    if server["role"] == "mds":
+        services, service_dir = C.MDS_SERVICES, f"{debug}/lustre/mds/MDS"
+    else:
+        services, service_dir = C.OSS_SERVICES, f"{debug}/lustre/ost/OSS"
     for name, ops in services.items():
         writer.write(
-            service_dir / name / "stats",
+            f"{service_dir}/{name}/stats",
             C.format_stats(now, hc["svc_start"], hc["svc"][name], C.SERVICE_GENERIC + ops),
         )
-    writer.write(debug / "lnet/stats", " ".join(str(v) for v in hc["lnet"]) + "\n")
+    writer.write(f"{debug}/lnet/stats", " ".join(str(v) for v in hc["lnet"]) + "\n")
     _node_files(base, server, hc, now, writer)
-    _devices(base, state, host, writer)
+    _devices(base_path, state, host, writer)
     writer.write(
-        base / "proc/mounts",
+        f"{base}/proc/mounts",
         _base_mounts()
         + "".join(
             f"{t['device']} {t['mountpoint']} lustre {mount_options(state, t)} 0 0\n"
-            for t in all_targets
+            for t in mounted
         ),
     )
 
@@ -271,10 +282,10 @@ def _devices(base: Path, state: dict, host: str, writer: TreeWriter) -> None:
     visible = set(host_volumes(state, host))
     _prune(mapper, visible, writer)
     for name in visible:
-        writer.write(mapper / name, "")
+        writer.write(f"{mapper}/{name}", "")
 
 
-def _node_files(base: Path, server: dict, hc: dict, now: float, writer: TreeWriter) -> None:
+def _node_files(base: str, server: dict, hc: dict, now: float, writer: TreeWriter) -> None:
     cpu = hc["cpu"]
     boot = int(server["booted"])
     lines = ["cpu  " + " ".join(str(v) for v in cpu) + " 0 0\n"]
@@ -287,7 +298,7 @@ def _node_files(base: Path, server: dict, hc: dict, now: float, writer: TreeWrit
     running = 1 + int(hc["util"] * 16)
     lines.append(f"procs_running {running}\n")
     lines.append(f"procs_blocked {int(hc['util'] * 4)}\n")
-    writer.write(base / "proc/stat", "".join(lines))
+    writer.write(f"{base}/proc/stat", "".join(lines))
     cached = int(MEM_TOTAL_KB * (0.30 + 0.4 * hc["util"]))
     free = MEM_TOTAL_KB - cached - 12_000_000
     meminfo = [
@@ -305,16 +316,16 @@ def _node_files(base: Path, server: dict, hc: dict, now: float, writer: TreeWrit
         ("SwapFree", 0),
     ]
     writer.write(
-        base / "proc/meminfo",
+        f"{base}/proc/meminfo",
         "".join(f"{name + ':':<16}{value:8d} kB\n" for name, value in meminfo),
     )
     load1, load5, load15 = hc["load"]
     writer.write(
-        base / "proc/loadavg",
+        f"{base}/proc/loadavg",
         f"{load1:.2f} {load5:.2f} {load15:.2f} {running}/1400 {hc['processes']}\n",
     )
     writer.write(
-        base / "proc/uptime",
+        f"{base}/proc/uptime",
         f"{max(0.0, now - server['booted']):.2f} "
         f"{max(0.0, now - server['booted']) * NCPU * 0.95:.2f}\n",
     )

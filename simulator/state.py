@@ -34,17 +34,23 @@ def default_rack_dir() -> Path:
     return base / "rack"
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path | str, data: str | bytes) -> None:
     """Write a whole file so that readers see the old or the new content, never a mix."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    mode = "wb" if isinstance(data, bytes) else "w"
+    path = str(path)
+    directory, name = os.path.split(path)
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    payload = data.encode() if isinstance(data, str) else data
     try:
-        with open(tmp, mode) as handle:
-            handle.write(data)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, mode) as handle:
-            handle.write(data)
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
 
 

@@ -256,18 +256,24 @@ def controller_serving(array: dict, volume: dict) -> str | None:
     return other if array["controllers"][other] == "optimal" else None
 
 
+def _host_array_sees(server: dict, array: dict) -> bool:
+    links = server["sas"].get(array["name"])
+    if not links or server["state"] != "up":
+        return False
+    return any(up and array["controllers"][c] == "optimal" for c, up in links.items())
+
+
 def host_sees_volume(state: dict, host: str, volume_name: str) -> bool:
     """The multipath device /dev/mapper/<volume> exists on a server when it is up and has at
     least one SAS path to a working controller of the array holding the volume."""
     server = state["servers"].get(host)
-    found = find_volume(state, volume_name)
-    if not server or not found or server["state"] != "up":
+    if not server:
         return False
-    array, _volume = found
-    links = server["sas"].get(array["name"])
-    if not links:
-        return False
-    return any(up and array["controllers"][c] == "optimal" for c, up in links.items())
+    for array_name in server["sas"]:
+        array = state["arrays"].get(array_name)
+        if array and volume_name in array["volumes"]:
+            return _host_array_sees(server, array)
+    return False
 
 
 def host_volumes(state: dict, host: str) -> list[str]:
@@ -275,9 +281,17 @@ def host_volumes(state: dict, host: str) -> list[str]:
     names = []
     for array_name in server["sas"]:
         array = state["arrays"].get(array_name)
-        if array:
-            names += [v for v in array["volumes"] if host_sees_volume(state, host, v)]
+        if array and _host_array_sees(server, array):
+            names += list(array["volumes"])
     return sorted(names)
+
+
+def target_volume(state: dict, target: dict) -> tuple[dict, dict] | None:
+    """The array and volume under a target (targets remember their array)."""
+    array = state["arrays"].get(target.get("array", ""))
+    if array and target["volume"] in array["volumes"]:
+        return array, array["volumes"][target["volume"]]
+    return find_volume(state, target["volume"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +309,7 @@ def target_kind(label: str) -> str:
 
 def target_health(state: dict, target: dict) -> str:
     """optimal / degraded / critical / failed: the state of the volume group under it."""
-    found = find_volume(state, target["volume"])
+    found = target_volume(state, target)
     if not found:
         return "failed"
     array, volume = found

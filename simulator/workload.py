@@ -36,6 +36,9 @@ MiB = 1 << 20
 # job_stats entries vanish after this many seconds without activity (job_cleanup_interval).
 JOB_CLEANUP_INTERVAL = 600
 FILL_LIMIT = 0.95
+# "Wide" striping: every OST of a small filesystem (-1), 16 on a big one, where striping a
+# file over thousands of OSTs is neither usual nor useful.
+WIDE = -2
 PAGE = 4096
 
 
@@ -165,18 +168,28 @@ def _seed_fill(state: dict, rng: random.Random) -> None:
 
 def _job_template(state: dict, rng: random.Random, pool: list[str] | None) -> dict:
     scenario = state["scenario"]
-    if scenario == "bad-striping" and pool is None and rng.random() < 0.75:
+    if scenario == "bad-striping":
+        if state["next_job"] % 5:
+            # a big file written with the default stripe count of 1
+            return {
+                "stripe_count": 1,
+                "size": rng.randint(1024, 4096) * GiB,
+                "files": 1,
+                "read_fraction": 0.1,
+                "io_size": 1 * MiB,
+                "rate": rng.uniform(300, 450) * 1e6,
+            }
         return {
-            "stripe_count": 1,
-            "size": rng.randint(1024, 4096) * GiB,
-            "files": 1,
-            "read_fraction": 0.1,
+            "stripe_count": 4,
+            "size": rng.randint(10, 50) * GiB,
+            "files": rng.randint(100, 1000),
+            "read_fraction": 0.3,
             "io_size": 1 * MiB,
-            "rate": rng.uniform(300, 450) * 1e6,
+            "rate": rng.uniform(150, 250) * 1e6,
         }
     if scenario == "filling":
         return {
-            "stripe_count": rng.choice((4, 8, -1)),
+            "stripe_count": rng.choice((4, 8, WIDE)),
             "size": rng.randint(2048, 20480) * GiB,
             "files": rng.randint(50, 500),
             "read_fraction": 0.05,
@@ -202,7 +215,7 @@ def _job_template(state: dict, rng: random.Random, pool: list[str] | None) -> di
             "rate": rng.uniform(250, 350) * 1e6,
         }
     return {
-        "stripe_count": rng.choice((4, 4, 8, -1)),
+        "stripe_count": rng.choice((4, 4, 8, WIDE)),
         "size": rng.randint(50, 500) * GiB,
         "files": rng.randint(10, 1000),
         "read_fraction": rng.choice((0.2, 0.3, 0.5)),
@@ -228,7 +241,9 @@ def _wanted_jobs(state: dict, n_osts: int) -> list[str | None]:
 def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> None:
     by_fs: dict[str, list[str]] = {}
     for target in osts:
-        by_fs.setdefault(target["fsname"], []).append(target["label"])
+        # Like Lustre's allocator, skip OSTs that have (almost) no space left.
+        if target["used_kib"] < FILL_LIMIT * target["total_kib"] * 0.999:
+            by_fs.setdefault(target["fsname"], []).append(target["label"])
     if not by_fs:
         return
     hot = _hot_server(state)
@@ -249,6 +264,8 @@ def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> Non
         use_pool = kind == "pool" and bool(pool)
         template = _job_template(state, rng, pool if use_pool else None)
         candidates = pool if use_pool else labels
+        if template["stripe_count"] == WIDE:
+            template["stripe_count"] = -1 if len(candidates) <= 48 else 16
         count = (
             len(candidates)
             if template["stripe_count"] == -1
@@ -293,7 +310,8 @@ def advance(state: dict, store: dict, now: float) -> None:
     dt = now - state["clock"]
     if dt <= 0:
         return
-    rng = random.Random(f"{state['seed']}:{now:.3f}")
+    state["ticks"] = state.get("ticks", 0) + 1
+    rng = random.Random(f"{state['seed']}:{state['ticks']}")
     if not state.get("fill_seeded"):
         _seed_fill(state, rng)
         state["fill_seeded"] = True
@@ -308,12 +326,25 @@ def advance(state: dict, store: dict, now: float) -> None:
             if state["servers"][host]["lnet_link_up"] and perf.is_target_usable(state, target):
                 serving[target["label"]] = host
 
-    flows = _plan_flows(state, dt, serving)
+    bandwidth = {
+        label: (
+            perf.ost_bandwidth(state, state["targets"][label], "write") * 1e6,
+            perf.ost_bandwidth(state, state["targets"][label], "read") * 1e6,
+        )
+        for label in serving
+    }
+    flows = _plan_flows(state, dt, serving, bandwidth)
     host_bytes: dict[str, list[float]] = {h: [0.0, 0.0, 0, 0] for h in state["servers"]}
+    moved_before = {job_id: job["moved"] for job_id, job in state["jobs"].items()}
     for (job_id, label), (write_bytes, read_bytes) in flows.items():
         job = state["jobs"][job_id]
         target = state["targets"][label]
-        _do_io(state, store, job, target, write_bytes, read_bytes, now, host_bytes)
+        _do_io(
+            store, job, target, write_bytes, read_bytes, now, host_bytes, bandwidth[label][0], dt
+        )
+    for job_id, job in state["jobs"].items():
+        # A job whose stripes cannot move (ENOSPC, or its OSTs are gone) gives up eventually.
+        job["stalled"] = job.get("stalled", 0) + 1 if job["moved"] == moved_before[job_id] else 0
 
     _metadata(state, store, now, dt, rng)
     _finish_jobs(state, store, now)
@@ -323,7 +354,7 @@ def advance(state: dict, store: dict, now: float) -> None:
     state["clock"] = now
 
 
-def _plan_flows(state: dict, dt: float, serving: dict[str, str]) -> dict:
+def _plan_flows(state: dict, dt: float, serving: dict[str, str], bandwidth: dict) -> dict:
     """Bytes each job moves on each OST in this step, after the hardware caps."""
     wanted: dict[tuple[str, str], list[float]] = {}
     for job_id, job in state["jobs"].items():
@@ -348,8 +379,7 @@ def _plan_flows(state: dict, dt: float, serving: dict[str, str]) -> dict:
     limit = FILL_LIMIT if state["scenario"] == "filling" else 1.0
     for label, (w, r) in per_ost.items():
         target = state["targets"][label]
-        bw_w = perf.ost_bandwidth(state, target, "write") * 1e6
-        bw_r = perf.ost_bandwidth(state, target, "read") * 1e6
+        bw_w, bw_r = bandwidth[label]
         busy = (w / bw_w if bw_w else math.inf) + (r / bw_r if bw_r else math.inf)
         f = min(1.0, dt / busy) if busy > 0 else 1.0
         room = max(0.0, (target["total_kib"] * limit - target["used_kib"]) * 1024)
@@ -378,12 +408,12 @@ def _plan_flows(state: dict, dt: float, serving: dict[str, str]) -> dict:
     return flows
 
 
-def _latency_us(state: dict, target: dict, io_size: int, util: float) -> float:
-    bw = max(1.0, perf.ost_bandwidth(state, target, "write"))
+def _latency_us(bandwidth: float, io_size: int, util: float) -> float:
+    bw = max(1.0, bandwidth / 1e6)
     return 250.0 + io_size / (bw * 1e6) * 1e6 * (1.0 + 2.0 * util)
 
 
-def _do_io(state, store, job, target, write_bytes, read_bytes, now, host_bytes) -> None:
+def _do_io(store, job, target, write_bytes, read_bytes, now, host_bytes, bandwidth, dt) -> None:
     io = job["io_size"]
     n_w = int(write_bytes // io)
     n_r = int(read_bytes // io)
@@ -391,8 +421,8 @@ def _do_io(state, store, job, target, write_bytes, read_bytes, now, host_bytes) 
         return
     label = target["label"]
     entry = store["targets"][label]
-    util = min(1.0, (n_w + n_r) * io / max(1.0, perf.ost_bandwidth(state, target) * 1e6 * 10))
-    latency = _latency_us(state, target, io, util)
+    util = min(1.0, (n_w + n_r) * io / max(1.0, bandwidth * dt))
+    latency = _latency_us(bandwidth, io, util)
     stats = entry["stats"]
     jobs = entry["jobs"]
     job_entry = jobs.get(job["id"])
@@ -493,7 +523,14 @@ def _finish_jobs(state: dict, store: dict, now: float) -> None:
     keep_files = state["scenario"] == "filling"
     for job_id in list(state["jobs"]):
         job = state["jobs"][job_id]
-        if job["moved"] < job_total_traffic(job) - job["io_size"]:
+        stuck = job.get("stalled", 0) >= 3 and any(
+            state["targets"][label]["used_kib"]
+            >= FILL_LIMIT * state["targets"][label]["total_kib"] * 0.999
+            for label in job["osts"]
+        )
+        # Done when what is left is less than one I/O per stripe.
+        left = job_total_traffic(job) - job["moved"]
+        if left >= job["io_size"] * len(job["osts"]) and not stuck:
             continue
         mdt = state["targets"].get(job["mdt"]) if job["mdt"] else None
         mdt_entry = store["targets"].get(job["mdt"]) if job["mdt"] else None
@@ -511,6 +548,7 @@ def _finish_jobs(state: dict, store: dict, now: float) -> None:
                     if job_id in jobs:
                         C.add_spread(jobs[job_id]["c"]["destroy"], job["files"], 180.0)
                         C.add_spread(jobs[job_id]["c"]["sync"], 1, 2500.0)
+                        jobs[job_id]["last"] = now
             if mdt:
                 mdt["files_used"] = max(0, mdt["files_used"] - job["files"])
         if mdt_entry is not None and job_id in mdt_entry["jobs"]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 
 import pytest
 
@@ -90,10 +91,19 @@ def rack_dir(tmp_path):
     return tmp_path / "rack"
 
 
-@pytest.fixture
-def built_rack(rack_dir, mds_plan, ssu_plan):
-    """A rack with the MDS pair and one SSU formatted and mounted on their primaries."""
-    with Rack.open(rack_dir, create=True) as rack:
+@pytest.fixture(scope="session")
+def _golden_rack(tmp_path_factory, mds_plan, ssu_plan):
+    root = tmp_path_factory.mktemp("golden") / "rack"
+    with Rack.open(root, create=True) as rack:
         provision.build(rack, mds_plan)
         provision.build(rack, ssu_plan)
+    return root
+
+
+@pytest.fixture
+def built_rack(rack_dir, _golden_rack):
+    """A rack with the MDS pair and one SSU formatted and mounted on their primaries."""
+    shutil.copytree(_golden_rack, rack_dir, symlinks=True)
+    with Rack.open(rack_dir) as rack:
+        rack.install_commands()  # the copies must act on this rack, not the golden one
     return rack_dir

@@ -99,8 +99,8 @@ def test_filling_heads_for_95_percent_and_stops(built_rack):
     assert 0.75 < sum(first.values()) / len(first) < 0.9
     history = []
     with Rack.open(built_rack) as rack:
-        for _ in range(30):
-            rack.advance(by=1800)
+        for _ in range(12):
+            rack.advance(by=3600)
             rack.render()
             history.append(fills(built_rack))
     means = [sum(f.values()) / len(f) for f in history]

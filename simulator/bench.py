@@ -1,0 +1,174 @@
+"""Benchmark of the virtual rack at scale: `python -m simulator.bench` (`make bench`).
+
+Builds an MDS pair and N reference SSUs (default 100: 200 OSS, 2,400 OSTs) with the fast
+provisioning path, runs the balanced workload, and measures what `serve` does every refresh:
+advance the clock 10 s, rewrite every server's tree, save the state. Prints CPU time (user +
+system, from getrusage) per refresh, per OST, and as a share of one core at a 10 s refresh
+interval; the target is under 50 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from simulator import provision
+from simulator.procfs import TreeWriter
+from simulator.rack import Rack
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def mds_spec() -> dict:
+    return {
+        "filesystem": "scratch",
+        "ssu": "mds01",
+        "role": "mds",
+        "servers": [
+            {
+                "hostname": "mds01",
+                "nids": ["10.10.0.1@o2ib"],
+                "bmc": "10.20.0.1",
+                "pdu_outlet": "pdu1:1",
+            },
+            {
+                "hostname": "mds02",
+                "nids": ["10.10.0.2@o2ib"],
+                "bmc": "10.20.0.2",
+                "pdu_outlet": "pdu2:1",
+            },
+        ],
+        "raid": "10",
+        "segment_kib": 128,
+        "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
+    }
+
+
+def ssu_spec(number: int) -> dict:
+    a, b = 2 * number - 1, 2 * number
+    return {
+        "filesystem": "scratch",
+        "ssu": f"ssu{number:03d}",
+        "servers": [
+            {
+                "hostname": f"oss{a:03d}",
+                "nids": [f"10.11.{a // 250}.{a % 250 + 1}@o2ib"],
+                "bmc": f"10.21.{a // 250}.{a % 250 + 1}",
+                "pdu_outlet": f"pdu{number}:1",
+            },
+            {
+                "hostname": f"oss{b:03d}",
+                "nids": [f"10.11.{b // 250}.{b % 250 + 1}@o2ib"],
+                "bmc": f"10.21.{b // 250}.{b % 250 + 1}",
+                "pdu_outlet": f"pdu{number}:2",
+            },
+        ],
+        "arrays": [
+            {
+                "name": f"ssu{number:03d}-a",
+                "controller": "E5560",
+                "expansions": ["DE6600"],
+                "drive_tb": 4,
+            },
+            {
+                "name": f"ssu{number:03d}-b",
+                "controller": "E5560",
+                "expansions": ["DE6600"],
+                "drive_tb": 4,
+            },
+        ],
+        "raid": "8+2",
+        "segment_kib": 128,
+        "first_ost_index": 24 * (number - 1),
+    }
+
+
+def build(root: Path, ssus: int) -> float:
+    from provisioning.planner import make_plan
+
+    started = time.time()
+    with Rack.open(root, create=True) as rack:
+        provision.build(rack, make_plan(mds_spec()))
+        for number in range(1, ssus + 1):
+            provision.build(rack, make_plan(ssu_spec(number)))
+    return time.time() - started
+
+
+def measure(root: Path, ticks: int, interval: float, scenario: str) -> dict:
+    writer = TreeWriter()
+    store = None
+    with Rack.open(root, writer=writer) as rack:
+        rack.set_scenario(scenario)
+        rack.advance(by=interval)
+        rack.render()  # the first refresh writes every file
+        store = rack.store
+        osts = sum(1 for t in rack.state["targets"].values() if t["kind"] == "OST")
+        hosts = len(rack.state["servers"])
+    samples = []
+    for _ in range(ticks):
+        written = writer.written
+        cpu, wall = _cpu(), time.time()
+        with Rack.open(root, writer=writer, store=store) as rack:
+            rack.advance(by=interval)
+            rack.render()
+        samples.append((_cpu() - cpu, time.time() - wall, writer.written - written))
+    cpu_per_tick = sorted(s[0] for s in samples)[len(samples) // 2]
+    return {
+        "osts": osts,
+        "servers": hosts,
+        "ticks": ticks,
+        "cpu_s_per_refresh": cpu_per_tick,
+        "wall_s_per_refresh": sorted(s[1] for s in samples)[len(samples) // 2],
+        "files_written_per_refresh": samples[-1][2],
+        "us_per_ost": cpu_per_tick / max(1, osts) * 1e6,
+        "core_share_at_interval": cpu_per_tick / interval,
+        "state_bytes": (root / "rack.json").stat().st_size,
+        "counters_bytes": (root / "counters.pickle").stat().st_size,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m simulator.bench", description=__doc__)
+    parser.add_argument("--ssus", type=int, default=100)
+    parser.add_argument("--ticks", type=int, default=5)
+    parser.add_argument("--interval", type=float, default=10.0)
+    parser.add_argument("--scenario", default="balanced")
+    parser.add_argument("--rack", type=Path, help="keep the rack here (default: a temporary dir)")
+    args = parser.parse_args(argv)
+    root = args.rack or Path(tempfile.mkdtemp(prefix="ostara-bench-")) / "rack"
+    try:
+        build_s = build(root, args.ssus)
+        result = measure(root, args.ticks, args.interval, args.scenario)
+    finally:
+        if args.rack is None:
+            shutil.rmtree(root.parent, ignore_errors=True)
+    print(
+        f"virtual rack benchmark: {args.ssus} SSUs, {result['servers']} servers, "
+        f"{result['osts']} OSTs, scenario {args.scenario}"
+    )
+    print(f"  build (plan + provision):      {build_s:8.2f} s")
+    print(f"  CPU per refresh (median of {result['ticks']}): {result['cpu_s_per_refresh']:8.3f} s")
+    print(f"  wall per refresh:              {result['wall_s_per_refresh']:8.3f} s")
+    print(f"  CPU per OST per refresh:       {result['us_per_ost']:8.1f} us")
+    print(f"  files written per refresh:     {result['files_written_per_refresh']:8d}")
+    print(
+        f"  share of one core at {args.interval:g} s:    "
+        f"{100 * result['core_share_at_interval']:8.1f} %  (target < 50 %)"
+    )
+    print(
+        f"  rack.json {result['state_bytes'] / 1e6:.1f} MB, "
+        f"counters.pickle {result['counters_bytes'] / 1e6:.1f} MB"
+    )
+    return 0 if result["core_share_at_interval"] < 0.5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
