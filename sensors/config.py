@@ -1,0 +1,147 @@
+"""The sensor's configuration: one INI file (see sensors/deploy/sensor.conf.example), read with
+configparser and checked at start-up, so a bad value stops the sensor with a clear message
+instead of a silent wrong series."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COLLECTORS = ("ost", "mdt", "oss_service", "node", "lnet", "bmc", "array")
+DEFAULT_SPOOL_DIR = "/var/lib/ostara-sensor/spool"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_TAG_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+# Tags the collectors set themselves; a static tag must not shadow them.
+RESERVED_TAGS = {
+    "target",
+    "jobid",
+    "section",
+    "bucket",
+    "service",
+    "role",
+    "sensor",
+    "type",
+    "array",
+    "component",
+    "id",
+    "server",
+}
+
+
+class ConfigError(ValueError):
+    """The configuration file has a missing or invalid value."""
+
+
+@dataclass
+class SensorConfig:
+    server: str = field(default_factory=lambda: socket.gethostname().split(".")[0])
+    root: str = "/"
+    interval: float = 10.0
+    role: str = ""
+    collectors: tuple[str, ...] = COLLECTORS
+    tags: dict[str, str] = field(default_factory=dict)
+    influxdb_url: str = "http://127.0.0.1:8086"
+    database: str = "ostara"
+    retention_policy: str = ""
+    username: str = ""
+    password: str = ""
+    timeout: float = 10.0
+    batch_size: int = 5000
+    spool_dir: str = DEFAULT_SPOOL_DIR
+    spool_max_bytes: int = 100 * 1024 * 1024
+    spool_max_batches: int = 10000
+    bmc_command: str = ""
+    bmc_timeout: float = 20.0
+    array_command: str = ""
+    array_timeout: float = 20.0
+
+    def static_tags(self) -> dict[str, str]:
+        return {**self.tags, "server": self.server}
+
+
+def _number(parser: configparser.ConfigParser, section: str, key: str, default, kind):
+    raw = parser.get(section, key, fallback="").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"[{section}] {key} = {raw!r} is not a number") from None
+    if value <= 0:
+        raise ConfigError(f"[{section}] {key} must be positive, got {raw!r}")
+    return value
+
+
+def load_config(path: str | Path) -> SensorConfig:
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
+    try:
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    except configparser.Error as error:
+        raise ConfigError(f"{path}: {error}") from None
+    config = SensorConfig()
+
+    def text(section: str, key: str, default: str) -> str:
+        return parser.get(section, key, fallback=default).strip() or default
+
+    config.server = text("sensor", "server", config.server)
+    config.root = text("sensor", "root", config.root)
+    config.interval = _number(parser, "sensor", "interval", config.interval, float)
+    config.role = text("sensor", "role", "")
+    collectors = text("sensor", "collect", ",".join(COLLECTORS))
+    config.collectors = tuple(c.strip() for c in collectors.split(",") if c.strip())
+    if parser.has_section("tags"):
+        config.tags = {key: value.strip() for key, value in parser.items("tags")}
+
+    config.influxdb_url = text("influxdb", "url", config.influxdb_url).rstrip("/")
+    config.database = text("influxdb", "database", config.database)
+    config.retention_policy = text("influxdb", "retention_policy", "")
+    config.username = text("influxdb", "username", "")
+    config.password = parser.get("influxdb", "password", fallback="").strip()
+    password_file = text("influxdb", "password_file", "")
+    if password_file:
+        try:
+            config.password = Path(password_file).read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise ConfigError(f"[influxdb] password_file: {error}") from None
+    config.timeout = _number(parser, "influxdb", "timeout", config.timeout, float)
+    config.batch_size = _number(parser, "influxdb", "batch_size", config.batch_size, int)
+
+    config.spool_dir = text("spool", "dir", config.spool_dir)
+    config.spool_max_bytes = _number(parser, "spool", "max_bytes", config.spool_max_bytes, int)
+    config.spool_max_batches = _number(
+        parser, "spool", "max_batches", config.spool_max_batches, int
+    )
+    config.bmc_command = text("bmc", "command", "")
+    config.bmc_timeout = _number(parser, "bmc", "timeout", config.bmc_timeout, float)
+    config.array_command = text("array", "command", "")
+    config.array_timeout = _number(parser, "array", "timeout", config.array_timeout, float)
+    validate(config)
+    return config
+
+
+def validate(config: SensorConfig) -> None:
+    if not _NAME_RE.match(config.server):
+        raise ConfigError(f"[sensor] server = {config.server!r} is not a valid host name")
+    unknown = set(config.collectors) - set(COLLECTORS)
+    if unknown:
+        raise ConfigError(
+            f"[sensor] collect: unknown {', '.join(sorted(unknown))}; "
+            f"choose from {', '.join(COLLECTORS)}"
+        )
+    for key, value in config.tags.items():
+        if not _TAG_KEY_RE.match(key) or key in RESERVED_TAGS:
+            raise ConfigError(f"[tags] {key!r} is not allowed as a static tag name")
+        if not _NAME_RE.match(value):
+            raise ConfigError(f"[tags] {key} = {value!r} is not a valid value")
+    if not config.influxdb_url.startswith(("http://", "https://")):
+        raise ConfigError(f"[influxdb] url = {config.influxdb_url!r} must be http(s)://...")
+    if not _NAME_RE.match(config.database):
+        raise ConfigError(f"[influxdb] database = {config.database!r} is not a valid name")
+    if config.role and not _NAME_RE.match(config.role):
+        raise ConfigError(f"[sensor] role = {config.role!r} is not a valid value")

@@ -1,0 +1,212 @@
+"""Collectors of the Lustre targets and services of one server: OSTs (`ost`, `ost_job`, `brw`),
+MDTs (`mdt`, `mdt_job`, `brw`) and the OSS request services (`oss_service`).
+
+Counters are written as the cumulative values the kernel prints. Field names keep Lustre's
+counter names with the conventions of NAMING.md (see `counter_fields`), the same for every
+release from 2.10 to 2.16, so a dashboard query does not care which release a server runs.
+"""
+
+from __future__ import annotations
+
+from sensors.brw import read_brw_rows
+from sensors.jobstats import JobStatsReader
+from sensors.layout import LustreTree, read_text
+from sensors.lineproto import escape_key, series
+from sensors.parsers import (
+    parse_recovery_status,
+    parse_single_value,
+    parse_stats,
+)
+from sensors.rounds import Round
+
+# brw_stats sections written as `brw` points (DESIGN §6). The ldiskfs-only sections and
+# `block maps msec` are left out to keep the number of series down.
+BRW_SECTIONS = (
+    "pages_per_bulk_rw",
+    "discontiguous_pages",
+    "disk_ios_in_flight",
+    "io_time",
+    "disk_io_size",
+)
+
+# Single-value parameters: file name -> field name.
+CAPACITY_FILES = {
+    "kbytestotal": "kbytes_total",
+    "kbytesfree": "kbytes_free",
+    "kbytesavail": "kbytes_avail",
+    "filestotal": "files_total",
+    "filesfree": "files_free",
+}
+TARGET_VALUE_FILES = {"num_exports": "num_exports", "eviction_count": "evictions"}
+
+_TIME_UNITS = {"usecs": "_usecs", "usec": "_usecs", "secs": "_secs", "sec": "_secs"}
+
+
+def counter_fields(counters: dict[str, dict], fields: dict) -> dict:
+    """Fields of one parsed stats file or job_stats block, added to `fields`.
+
+    - a `[bytes]` counter `X_bytes` (or the 2.3-2.5 job counters `read`/`write` in bytes):
+      `X_bytes` = its sum, `X_calls` = its sample count;
+    - a latency counter (`[usecs]`, or `[usec]` in the ptlrpc services up to 2.15):
+      `X` = its sample count, `X_usecs` = its sum. The 2.14+ `read`/`write` latencies only
+      give `read_usecs`/`write_usecs`: their count is `read_calls`/`write_calls` already;
+    - `[secs]`/`[sec]`: `X` and `X_secs`; any other unit (`reqs`, `bufs`, ...): `X` = samples,
+      and `X_sum` = the sum when the line carries one (`req_active`, `req_qdepth`).
+    """
+    for name, counter in counters.items():
+        unit = counter["unit"]
+        samples = counter["samples"]
+        total = counter["sum"]
+        if unit == "bytes":
+            base = name[:-6] if name.endswith("_bytes") else name
+            fields[f"{base}_calls"] = samples
+            if total is not None:
+                fields[f"{base}_bytes"] = total
+            continue
+        suffix = _TIME_UNITS.get(unit)
+        if suffix is None:
+            fields[name] = samples
+            if total is not None:
+                fields[f"{name}_sum"] = total
+            continue
+        if suffix != "_usecs" or name not in ("read", "write"):
+            fields[name] = samples
+        if total is not None:
+            fields[f"{name}{suffix}"] = total
+    return fields
+
+
+def split_target(device: str) -> tuple[str, str] | None:
+    """`lustrefs-OST0000` -> ("lustrefs", "OST0000"); `OST0001` -> ("", "OST0001"); None for
+    devices that are not targets (`MGS`, `OSS`)."""
+    fs, _, target = device.rpartition("-")
+    if len(target) >= 7 and target[:3] in ("OST", "MDT"):
+        return fs, target
+    return None
+
+
+def recovery_fields(status: dict, fields: dict) -> None:
+    if "status" in status:
+        fields["recovery_status"] = str(status["status"])
+    for key, name in (
+        ("completed_clients", "recovery_completed_clients"),
+        ("connected_clients", "recovery_connected_clients"),
+        ("time_remaining", "recovery_time_remaining"),
+        ("recovery_duration", "recovery_duration"),
+    ):
+        value = status.get(key)
+        if isinstance(value, str):
+            value = value.partition("/")[0].strip()
+            value = int(value) if value.isdigit() else None
+        if isinstance(value, int):
+            fields[name] = value
+
+
+def _values(rnd: Round, files: list[dict[str, str]], names: dict[str, str], fields: dict) -> None:
+    for filename, field in names.items():
+        for found in files:
+            path = found.get(filename)
+            if path is None:
+                continue
+            value = rnd.parse(path, parse_single_value)
+            if isinstance(value, int):
+                fields[field] = value
+            elif value is not None:
+                rnd.problem(path, f"not an integer: {value!r}")
+            break
+
+
+def _brw_points(rnd: Round, tail: str, path: str) -> None:
+    text = _read(rnd, path)
+    if text is None:
+        return
+    try:
+        sections = read_brw_rows(text, BRW_SECTIONS)
+    except Exception as error:  # the reference parser refused it: skip this file only
+        rnd.problem(path, error)
+        return
+    lines = rnd.lines
+    timestamp = rnd.timestamp
+    for section in BRW_SECTIONS:
+        for bucket, read_ios, write_ios in sections.get(section, ()):
+            lines.append(
+                f"brw{tail},section={section},bucket={escape_key(bucket)} "
+                f"read_ios={read_ios}i,write_ios={write_ios}i {timestamp}"
+            )
+
+
+def _read(rnd: Round, path: str) -> str | None:
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return None  # went away since the listing (a target unmounted)
+    except OSError as error:
+        rnd.problem(path, error)
+        return None
+
+
+def _job_points(rnd: Round, jobs: JobStatsReader, kind: str, tail: str, path: str) -> None:
+    text = _read(rnd, path)
+    if text is None:
+        return
+    try:
+        found = jobs.read(path, text, ost=kind == "ost")
+    except Exception as error:  # the reference parser refused it: skip this file only
+        rnd.problem(path, error)
+        return
+    measurement = f"{kind}_job{tail},jobid="
+    timestamp = rnd.timestamp
+    rnd.lines.extend(
+        f"{measurement}{escape_key(job_id)} {fields} {timestamp}" for job_id, fields in found
+    )
+
+
+def collect_targets(tree: LustreTree, rnd: Round, kind: str, jobs: JobStatsReader) -> int:
+    """All OSTs (`kind="ost"`) or MDTs (`kind="mdt"`) of the server. Returns how many.
+
+    Tags are encoded once per target (`tail`); the `brw` and `*_job` points append theirs.
+    """
+    obd_type = "obdfilter" if kind == "ost" else "mdt"
+    stats_file = "stats" if kind == "ost" else "md_stats"
+    osd_dirs = tree.device_dirs(tree.osd_types())
+    count = 0
+    for device, directories in sorted(tree.device_dirs([obd_type]).items()):
+        ident = split_target(device)
+        if ident is None:
+            continue
+        count += 1
+        fs, target = ident
+        tags = {"fs": fs, "target": target}
+        own = tree.device_files(directories)
+        osd = tree.device_files(osd_dirs[device]) if device in osd_dirs else {}
+        fields: dict = {}
+        if stats_file in own:
+            stats = rnd.parse(own[stats_file], parse_stats)
+            if stats is not None:
+                counter_fields(stats["counters"], fields)
+        _values(rnd, [own, osd], CAPACITY_FILES, fields)
+        _values(rnd, [own], TARGET_VALUE_FILES, fields)
+        if "recovery_status" in own:
+            status = rnd.parse(own["recovery_status"], parse_recovery_status)
+            if status is not None:
+                recovery_fields(status, fields)
+        tail = series("", {**rnd.tags, **tags})
+        rnd.add_series(f"{kind}{tail}", fields)
+
+        brw_path = osd.get("brw_stats") or own.get("brw_stats")
+        if brw_path:
+            _brw_points(rnd, tail, brw_path)
+        if "job_stats" in own:
+            _job_points(rnd, jobs, kind, tail, own["job_stats"])
+    return count
+
+
+def collect_oss_services(tree: LustreTree, rnd: Round) -> None:
+    """`ost.OSS.<service>.stats`: request wait times, queue depth, active requests, ..."""
+    for service, directories in sorted(tree.device_dirs(["ost/OSS"]).items()):
+        files = tree.device_files(directories)
+        if "stats" not in files:
+            continue
+        stats = rnd.parse(files["stats"], parse_stats)
+        if stats is not None:
+            rnd.add("oss_service", {"service": service}, counter_fields(stats["counters"], {}))
