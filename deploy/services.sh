@@ -22,12 +22,18 @@ start_redis() {
         say "redis already answers on 127.0.0.1:$OSTARA_REDIS_PORT"
         return 0
     fi
+    if redis_answers; then
+        say "port $OSTARA_REDIS_PORT answers but not with our redis: another program uses it;" \
+            "choose another with OSTARA_REDIS_PORT (or OSTARA_TEST_REDIS_PORT for the tests)"
+        return 1
+    fi
     mkdir -p "$OSTARA_RUN_DIR/redis"
     redis-server --bind 127.0.0.1 --port "$OSTARA_REDIS_PORT" --daemonize yes \
         --pidfile "$redis_pid" --dir "$OSTARA_RUN_DIR/redis" \
         --logfile "$OSTARA_RUN_DIR/log/redis.log" --save 60 1 --appendonly yes \
         --protected-mode yes
     wait_until 20 "redis" redis_answers
+    wait_until 5 "redis's pid file" pid_alive "$redis_pid"
     say "redis answers on 127.0.0.1:$OSTARA_REDIS_PORT"
 }
 
@@ -36,6 +42,11 @@ start_influxdb() {
         say "influxdb already answers on 127.0.0.1:$OSTARA_INFLUXDB_PORT"
         return 0
     fi
+    if influx_answers; then
+        say "port $OSTARA_INFLUXDB_PORT answers but not with our influxdb: another program uses" \
+            "it; choose another with OSTARA_INFLUXDB_PORT (OSTARA_TEST_INFLUXDB_PORT for tests)"
+        return 1
+    fi
     local data="$OSTARA_RUN_DIR/influxdb" conf="$OSTARA_RUN_DIR/influxdb.conf"
     mkdir -p "$data"
     sed -e "s#@DATA_DIR@#$data#g" -e "s#@HTTP_PORT@#$OSTARA_INFLUXDB_PORT#g" \
@@ -43,7 +54,7 @@ start_influxdb() {
         "$OSTARA_HOME/deploy/config/influxdb.conf.in" >"$conf"
     nohup influxd -config "$conf" >>"$OSTARA_RUN_DIR/log/influxdb.log" 2>&1 &
     echo $! >"$influx_pid"
-    if ! wait_until 30 "influxdb" influx_answers; then
+    if ! wait_until 30 "influxdb" influx_answers || ! pid_alive "$influx_pid"; then
         tail -n 20 "$OSTARA_RUN_DIR/log/influxdb.log" >&2
         return 1
     fi
