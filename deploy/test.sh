@@ -6,7 +6,10 @@ source "$(dirname "$0")/lib.sh"
 load_profile test
 cd "$OSTARA_HOME"
 
-"$OSTARA_HOME/deploy/services.sh" test start || exit 1
+if ! "$OSTARA_HOME/deploy/services.sh" test start; then
+    "$OSTARA_HOME/deploy/services.sh" test stop
+    exit 1
+fi
 export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loop in the test thread
 .venv/bin/pytest "$@"
 rc=$?
