@@ -81,8 +81,13 @@ class InfluxWriter:
         except urllib.error.HTTPError as error:
             message = _error_message(error)
             if error.code in (400, 413):
+                # `partial write: ... dropped=N`: the other points were written. Lines that
+                # do not parse are not in N; each is named in an `unable to parse` clause.
                 match = _DROPPED_RE.search(message)
                 dropped = int(match.group(1)) if match else None
+                unparsable = message.count("unable to parse")
+                if unparsable:
+                    dropped = (dropped or 0) + unparsable
                 return WriteResult(REJECTED, f"HTTP {error.code}: {message}", dropped)
             return WriteResult(FAILED, f"HTTP {error.code}: {message}")
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
