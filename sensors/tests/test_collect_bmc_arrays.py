@@ -1,0 +1,124 @@
+"""The BMC collector (`ipmitool sdr` output, both the list and the elist layout) and the array
+collector (behind the ArraySource interface), run through real commands on PATH."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from sensors.arrays import ArrayComponent, collect_arrays
+from sensors.bmc import parse_sdr
+from sensors.rounds import Round
+from sensors.tests.lp import collect_root, one, parse_lines, points_of
+
+TS = 1_700_000_000_000
+
+SDR_LIST = """\
+CPU1 Temp        | 45 degrees C      | ok
+CPU2 Temp        | 91 degrees C      | cr
+FAN1             | 4200 RPM          | ok
+FAN2             | 0 RPM             | cr
+PS1 Status       | 0x01              | ok
+PS2 Status       | 0x0b              | cr
+Pwr Consumption  | 238 Watts         | ok
+12V              | 12.19 Volts       | ok
+HDD Status       | Not Readable      | ns
+"""
+SDR_ELIST = """\
+Inlet Temp       | 04h | ok  |  7.1 | 23 degrees C
+Fan1             | 30h | ok  |  7.1 | 5880 RPM
+PS1 Status       | 62h | ok  | 10.1 | Presence detected
+PS2 Status       | 63h | cr  | 10.2 | Presence detected, Failure detected
+"""
+
+
+def fake_command(tmp_path, name: str, output: str, code: int = 0):
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\ncat <<'EOF'\n{output}EOF\nexit {code}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_sdr_list_temperatures_fans_power_supplies(tmp_path):
+    command = fake_command(tmp_path, "ipmitool", SDR_LIST)
+    rnd, points = collect_root(tmp_path, TS, bmc_command=f"{command} -I open sdr")
+    assert rnd.errors == 0
+    cpu = one(points, "bmc", sensor="CPU1 Temp")
+    assert cpu.tags["type"] == "temperature" and cpu.tags["server"] == "oss01"
+    assert cpu.fields == {"ok": 1, "value": 45.0}
+    assert one(points, "bmc", sensor="CPU2 Temp").fields == {"ok": 0, "value": 91.0}
+    assert one(points, "bmc", sensor="FAN2").fields == {"ok": 0, "value": 0.0}
+    assert one(points, "bmc", sensor="FAN1").tags["type"] == "fan"
+    failed_psu = one(points, "bmc", sensor="PS2 Status")
+    assert failed_psu.tags["type"] == "power" and failed_psu.fields == {"ok": 0}
+    assert one(points, "bmc", sensor="Pwr Consumption").fields["value"] == 238.0
+    assert one(points, "bmc", sensor="12V").tags["type"] == "voltage"
+    assert points_of(points, "bmc", sensor="HDD Status") == []  # ns: no reading
+
+
+def test_sdr_elist_layout():
+    sensors = {s["name"]: s for s in parse_sdr(SDR_ELIST)}
+    assert sensors["Inlet Temp"]["type"] == "temperature"
+    assert sensors["Inlet Temp"]["value"] == 23.0
+    assert sensors["Fan1"]["value"] == 5880.0
+    assert sensors["PS2 Status"]["type"] == "power"
+    assert sensors["PS2 Status"]["ok"] == 0 and sensors["PS2 Status"]["value"] is None
+
+
+def test_a_failing_bmc_command_is_reported_and_the_rest_collected(tmp_path, caplog):
+    command = fake_command(tmp_path, "ipmitool", "Error: Unable to establish IPMI v2 session\n", 1)
+    with caplog.at_level(logging.WARNING, logger="sensors"):
+        rnd, points = collect_root(tmp_path / "empty", TS, bmc_command=f"{command} sdr")
+    assert rnd.errors == 1
+    assert "Unable to establish IPMI v2 session" in caplog.text
+    assert points_of(points, "bmc") == []
+
+
+def test_a_missing_bmc_command_is_reported(tmp_path):
+    rnd, _ = collect_root(tmp_path, TS, bmc_command="/nonexistent/ipmitool sdr")
+    assert rnd.errors == 1
+
+
+def test_array_command_json_to_points(tmp_path):
+    state = {
+        "arrays": [
+            {
+                "name": "ssu01-a",
+                "drives": [
+                    {"id": "99.1.1", "state": "optimal"},
+                    {"id": "99.1.2", "state": "failed"},
+                    {"id": "99.5.12", "state": "standby"},
+                ],
+                "volume_groups": [{"id": "ost0000", "state": "degraded"}],
+                "controllers": [{"id": "A", "state": "optimal"}, {"id": "B", "state": "offline"}],
+            }
+        ]
+    }
+    command = fake_command(tmp_path, "array-state", json.dumps(state) + "\n")
+    rnd, points = collect_root(tmp_path / "empty", TS, array_command=command)
+    assert rnd.errors == 0
+    failed = one(points, "array", array="ssu01-a", component="drive", id="99.1.2")
+    assert failed.fields == {"state": "failed", "ok": 0}
+    assert one(points, "array", id="99.5.12").fields["ok"] == 1  # a hot spare waiting is fine
+    assert one(points, "array", component="volume_group").fields == {"state": "degraded", "ok": 0}
+    assert one(points, "array", component="controller", id="B").fields["ok"] == 0
+    assert one(points, "array", component="controller", id="A").tags["ssu"] == "ssu01"
+
+
+def test_any_source_behind_the_interface(tmp_path):
+    class RestArray:
+        def components(self):
+            return [ArrayComponent("e5560-7", "drive", "0.3", "Optimal", True)]
+
+    rnd = Round(TS, {"server": "oss01"})
+    collect_arrays(rnd, RestArray(), "rest")
+    (point,) = parse_lines(rnd.lines)
+    assert point.tags == {"server": "oss01", "array": "e5560-7", "component": "drive", "id": "0.3"}
+    assert point.fields == {"state": "Optimal", "ok": 1}
+
+
+def test_a_broken_array_tool_is_reported(tmp_path):
+    command = fake_command(tmp_path, "array-state", "SMcli failed.\n")
+    rnd, points = collect_root(tmp_path / "empty", TS, array_command=command)
+    assert rnd.errors == 1
+    assert points_of(points, "array") == []
