@@ -343,3 +343,4 @@ def power_on(state: dict, host: str, now: float) -> None:
     server["state"] = "up"
     server["booted"] = now
     server["mounts"] = {}
+    server["params"] = {}  # lctl set_param values do not survive a reboot

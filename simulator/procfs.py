@@ -224,11 +224,11 @@ def render_host(
             writer.write(f"{proc_dir}/recovery_status", recovery_status(state, target, now))
             _capacity_files(sys_dir, target, writer)
             writer.write(f"{sys_dir}/num_exports", f"{exports}\n")
+            writer.write(f"{sys_dir}/job_cleanup_interval", "600\n")
             if kind == "OST":
                 writer.write(f"{sys_dir}/tot_granted", f"{exports * 64 * 1024 * 1024}\n")
                 writer.write(f"{sys_dir}/tot_dirty", "0\n")
                 writer.write(f"{sys_dir}/tot_pending", "0\n")
-                writer.write(f"{sys_dir}/job_cleanup_interval", "600\n")
             # The OSD reports the same statfs as the target above it: one file, two names.
             for name in CAPACITY_FILES:
                 writer.link(f"{osd}/{name}", f"../../{obd}/{label}/{name}")
@@ -236,6 +236,12 @@ def render_host(
         writer.write(f"{osd}/fstype", "ldiskfs\n")
         writer.write(f"{osd}/mntdev", f"{target['device']}\n")
         writer.write(f"{osd}/blocksize", "4096\n")
+
+    # Values set with `lctl set_param` stay until the server reboots.
+    for rel, value in server.get("params", {}).items():
+        path = f"{base}/{rel}"
+        if os.path.exists(os.path.dirname(path)):
+            writer.write(path, f"{value}\n")
 
     hc = host_counters(store, server)
     if server["role"] == "mds":

@@ -71,6 +71,7 @@ class Rack:
         create: bool = False,
         writer: procfs.TreeWriter | None = None,
         store: dict | None = None,
+        save_counters: bool = True,
     ) -> Iterator[Rack]:
         root = Path(root).resolve()
         if not create and not (root / "rack.json").exists():
@@ -79,6 +80,7 @@ class Rack:
             state = load_state(root) or new_state(time.time())
             rack = cls(root, state, writer)
             rack._store = store
+            rack._save_counters = save_counters
             yield rack
             rack.save()
 
@@ -90,7 +92,7 @@ class Rack:
 
     def save(self) -> None:
         save_state(self.root, self.state)
-        if self._store is not None:
+        if self._store is not None and getattr(self, "_save_counters", True):
             workload.save_counters(self.root, self._store)
 
     # -- clock and workload ---------------------------------------------------------------

@@ -101,13 +101,28 @@ def host_counters(store: dict, server: dict) -> dict:
     return entry
 
 
-def clear_stats(store: dict, label: str, now: float) -> None:
-    """`lctl set_param obdfilter.X.stats=clear`: counters restart from zero."""
+def clear_stats(store: dict, label: str, what: str, now: float) -> None:
+    """`lctl set_param obdfilter.X.stats=clear` (or md_stats, job_stats, brw_stats): that
+    file's counters restart from zero, as writing to them does in the kernel."""
     entry = store["targets"].get(label)
-    if entry:
+    if not entry:
+        return
+    if what in ("stats", "md_stats"):
         for counter in entry["stats"].values():
             counter[:] = C.new_counter()
         entry["start"] = now
+    elif what == "job_stats":
+        entry["jobs"] = {}
+    elif what == "brw_stats":
+        entry["brw"] = C.new_histograms()
+        entry["brw_start"] = now
+
+
+def apply_clears(state: dict, store: dict) -> None:
+    for key, when in sorted(state.get("stats_cleared", {}).items()):
+        label, _, what = key.partition("/")
+        clear_stats(store, label, what, when)
+    state["stats_cleared"] = {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,6 +322,7 @@ def job_total_traffic(job: dict) -> float:
 
 def advance(state: dict, store: dict, now: float) -> None:
     """Move the clock to `now`, doing the workload's I/O for the elapsed time."""
+    apply_clears(state, store)
     dt = now - state["clock"]
     if dt <= 0:
         return
@@ -671,7 +687,9 @@ def _advance_rebuilds(state: dict, dt: float) -> None:
             total = array["drive_tb"] * 1e12 / (REBUILD_MB_S * 1e6)
             rebuild["progress"] = min(100, rebuild["progress"] + int(100 * dt / total) + 1)
             if rebuild["progress"] >= 100:
-                group["rebuild"] = None
+                from simulator.failures import finish_rebuild
+
+                finish_rebuild(array, group)
 
 
 def oss_byte_shares(state: dict, store: dict) -> dict[str, int]:

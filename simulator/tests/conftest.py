@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +111,51 @@ def built_rack(rack_dir, _golden_rack):
     with Rack.open(rack_dir) as rack:
         rack.install_commands()  # the copies must act on this rack, not the golden one
     return rack_dir
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _command_env(rack_dir: Path, host: str | None, extra: dict | None = None) -> dict:
+    bin_dir = rack_dir / "hosts" / host / "bin" if host else rack_dir / "bin"
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}:{env.get('PATH', '')}"
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def host_cmd(rack_dir):
+    """Run a command on a virtual server (or on the management server with host=None) the
+    way a playbook does: the host's bin/ first on PATH."""
+
+    def run(
+        host: str | None,
+        *args: str,
+        env: dict | None = None,
+        input: str | None = None,
+        cwd: Path | None = None,
+    ):
+        return subprocess.run(
+            list(args),
+            capture_output=True,
+            text=True,
+            input=input,
+            env=_command_env(rack_dir, host, env),
+            cwd=cwd,
+            timeout=120,
+        )
+
+    return run
+
+
+def simulator_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "simulator", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )

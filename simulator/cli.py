@@ -1,0 +1,245 @@
+"""`python -m simulator`: run and drive the virtual rack.
+
+    python -m simulator add     --rack DIR SPEC.json [--build]  rack and cable an SSU/MDS pair
+    python -m simulator serve   --rack DIR [--interval 10] [--speed 1] [--scenario NAME]
+    python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
+    python -m simulator clear   --rack DIR (FAILURE_ID | --all)
+    python -m simulator status  --rack DIR [--json]
+    python -m simulator scenario --rack DIR NAME [--hot-server H]
+    python -m simulator tick    --rack DIR [--seconds 10]   advance the clock once, no loop
+
+DIR defaults to `$OSTARA_RUN_DIR/rack` (or `.run/rack`). SPEC.json is the spec format of
+`python -m provisioning.plan`. `add` leaves the drives blank, as if the hardware had just been
+racked and cabled; `--build` also creates the volume groups and volumes, formats the targets
+and mounts them on their primary servers, for a quick demo without the playbooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from simulator import failures, provision
+from simulator.procfs import TreeWriter
+from simulator.rack import Rack
+from simulator.state import RackError, default_rack_dir
+from simulator.workload import SCENARIOS
+
+
+def _plan(spec_path: Path) -> dict:
+    from provisioning.planner import SpecError, make_plan
+
+    try:
+        spec = json.loads(spec_path.read_text())
+    except (OSError, ValueError) as problem:
+        raise RackError(f"cannot read {spec_path}: {problem}") from None
+    try:
+        return make_plan(spec)
+    except SpecError as problem:
+        raise RackError(f"invalid spec {spec_path}: {problem}") from None
+
+
+def cmd_add(args) -> int:
+    plan = _plan(args.spec)
+    with Rack.open(args.rack, create=True) as rack:
+        added = rack.add(plan)
+        if args.build:
+            provision.build(rack, plan)
+    if added["servers"]:
+        print(
+            f"racked {added['pair']}: servers {', '.join(added['servers'])}; "
+            f"arrays {', '.join(added['arrays'])}"
+        )
+    else:
+        print(f"{plan['ssu']} is already racked")
+    if args.build:
+        print(f"built {len(plan['targets'])} targets of {plan['ssu']}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    writer = TreeWriter()
+    stop = {"now": False}
+
+    def _stop(_signum, _frame):
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    with Rack.open(args.rack, create=True, writer=writer) as rack:
+        rack.install_commands()
+        if args.scenario:
+            rack.set_scenario(args.scenario, args.hot_server)
+        # Resume where the rack was: the clock jumps to the present, nothing is replayed.
+        rack.state["clock"] = max(rack.state["clock"], time.time())
+        rack.render()
+        store = rack.store
+    print(
+        f"serving virtual rack {Path(args.rack).resolve()} every {args.interval:g} s "
+        f"(speed x{args.speed:g})",
+        flush=True,
+    )
+    last = time.time()
+    while not stop["now"]:
+        deadline = last + args.interval
+        while not stop["now"] and time.time() < deadline:
+            time.sleep(min(0.5, max(0.0, deadline - time.time())))
+        if stop["now"]:
+            break
+        now = time.time()
+        with Rack.open(args.rack, writer=writer, store=store) as rack:
+            rack.advance(by=(now - last) * args.speed)
+            rack.render()
+        last = now
+        if args.once:
+            break
+    return 0
+
+
+def cmd_tick(args) -> int:
+    with Rack.open(args.rack) as rack:
+        rack.advance(by=args.seconds)
+        rack.render()
+    return 0
+
+
+def cmd_scenario(args) -> int:
+    with Rack.open(args.rack) as rack:
+        rack.set_scenario(args.name, args.hot_server)
+    print(f"scenario {args.name}")
+    return 0
+
+
+def cmd_status(args) -> int:
+    with Rack.open(args.rack, save_counters=False) as rack:
+        status = rack.status()
+    if args.json:
+        print(json.dumps(status, indent=2, sort_keys=True))
+        return 0
+    print(
+        f"virtual rack {status['rack']}  clock {status['clock']:.0f}  "
+        f"scenario {status['scenario']}  jobs {status['jobs']}"
+    )
+    for host, server in status["servers"].items():
+        print(
+            f"  {host:10} {server['role']:4} {server['state']:8} cluster={server['cluster']:8}"
+            f" targets={len(server['targets'])}"
+        )
+    for failure_id, failure in sorted(status["failures"].items()):
+        print(f"  failure {failure_id}: {failure['kind']} {failure.get('where', '')}")
+    return 0
+
+
+def cmd_inject(args) -> int:
+    with Rack.open(args.rack) as rack:
+        failure = failures.inject(
+            rack,
+            args.kind,
+            server=args.server,
+            array=args.array,
+            drive=args.drive,
+            volume_group=args.volume_group,
+            count=args.count,
+            enclosure=args.enclosure,
+            drawer=args.drawer,
+            controller=args.controller,
+            links=args.links,
+            pair=args.pair,
+        )
+        rack.render()
+    print(
+        json.dumps(failure, sort_keys=True)
+        if args.json
+        else f"injected {failure['id']}: {failure['kind']} {failure.get('where', '')}"
+    )
+    return 0
+
+
+def cmd_clear(args) -> int:
+    with Rack.open(args.rack) as rack:
+        cleared = failures.clear(rack, None if args.all else args.failure_id)
+        rack.render()
+    for failure in cleared:
+        print(f"cleared {failure['id']}: {failure['kind']} {failure.get('where', '')}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m simulator",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_rack(name: str, **kwargs) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, **kwargs)
+        command.add_argument(
+            "--rack",
+            type=Path,
+            default=default_rack_dir(),
+            help="rack directory (default: %(default)s)",
+        )
+        return command
+
+    add = with_rack("add", help="rack and cable the servers and arrays of a spec")
+    add.add_argument("spec", type=Path)
+    add.add_argument(
+        "--build", action="store_true", help="also create volumes, format and mount the targets"
+    )
+    add.set_defaults(func=cmd_add)
+
+    serve = with_rack("serve", help="run the clock, the workload and the failures")
+    serve.add_argument("--interval", type=float, default=10.0)
+    serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second")
+    serve.add_argument("--scenario", choices=SCENARIOS)
+    serve.add_argument("--hot-server")
+    serve.add_argument("--once", action="store_true", help="one refresh, then exit")
+    serve.set_defaults(func=cmd_serve)
+
+    tick = with_rack("tick", help="advance the clock once and rewrite the trees")
+    tick.add_argument("--seconds", type=float, default=10.0)
+    tick.set_defaults(func=cmd_tick)
+
+    scenario = with_rack("scenario", help="choose the workload scenario")
+    scenario.add_argument("name", choices=SCENARIOS)
+    scenario.add_argument("--hot-server")
+    scenario.set_defaults(func=cmd_scenario)
+
+    status = with_rack("status", help="show servers, targets, arrays and failures")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+
+    inject = with_rack("inject", help="inject a failure (DESIGN §2 failure matrix)")
+    inject.add_argument("kind", choices=sorted(failures.KINDS))
+    inject.add_argument("--server")
+    inject.add_argument("--pair")
+    inject.add_argument("--array")
+    inject.add_argument("--drive", help="tray,drawer,slot")
+    inject.add_argument("--volume-group")
+    inject.add_argument("--count", type=int, default=1)
+    inject.add_argument("--enclosure", type=int, help="tray number (0 = controller shelf)")
+    inject.add_argument("--drawer", type=int)
+    inject.add_argument("--controller", choices=("A", "B"))
+    inject.add_argument("--links", type=int, default=1, help="SAS links to pull (all: 0)")
+    inject.add_argument("--json", action="store_true")
+    inject.set_defaults(func=cmd_inject)
+
+    clear = with_rack("clear", help="clear an injected failure")
+    clear.add_argument("failure_id", nargs="?")
+    clear.add_argument("--all", action="store_true")
+    clear.set_defaults(func=cmd_clear)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except RackError as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1

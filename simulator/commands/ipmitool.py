@@ -1,0 +1,179 @@
+"""ipmitool: a server's BMC (chassis power, sdr, sensor).
+
+`ipmitool -I lanplus -H <bmc address> -U user -P pass [-C 3] <command>` from the management
+server (DIR/bin) reaches the BMC of the server whose spec has that `bmc` address, if that BMC
+works and the pair's private network is up; otherwise, like the real tool, it fails with
+"Error: Unable to establish IPMI v2 / RMCP+ session" (exit 1). On a server without `-H` it
+talks to its own BMC. Commands: `chassis power status|on|off|cycle|reset|soft`, `chassis
+status`, `sdr [list|elist]`, `sensor [list]`, `mc info`. Powering a clustered server off or
+cycling it is a node loss for its partner (which then fences it).
+"""
+
+from __future__ import annotations
+
+import getopt
+
+from simulator import cluster, operations
+from simulator.commands import Context
+from simulator.workload import host_counters
+
+SESSION_ERROR = "Error: Unable to establish IPMI v2 / RMCP+ session"
+LOCAL_ERROR = (
+    "Could not open device at /dev/ipmi0 or /dev/ipmi/0 or /dev/ipmidev/0: "
+    "No such file or directory"
+)
+
+
+def _sensors(server: dict, util: float) -> list[tuple[str, float, str, str, tuple]]:
+    """(name, value, unit, status, (lnr, lcr, lnc, unc, ucr, unr)) of one server's BMC."""
+    on = server["power"] == "on"
+    cpu = 38.0 + 34.0 * util if on else 0.0
+    return [
+        ("Inlet Temp", 22.0 if on else 0.0, "degrees C", (None, -7.0, 3.0, 42.0, 47.0, None)),
+        ("CPU1 Temp", cpu, "degrees C", (None, None, None, 88.0, 93.0, None)),
+        ("CPU2 Temp", cpu - 2.0 if on else 0.0, "degrees C", (None, None, None, 88.0, 93.0, None)),
+        (
+            "Fan1",
+            5400.0 + 3600.0 * util if on else 0.0,
+            "RPM",
+            (None, 600.0, None, None, None, None),
+        ),
+        (
+            "Fan2",
+            5520.0 + 3600.0 * util if on else 0.0,
+            "RPM",
+            (None, 600.0, None, None, None, None),
+        ),
+        (
+            "PSU1 Power",
+            260.0 + 380.0 * util if on else 0.0,
+            "Watts",
+            (None, None, None, 900.0, 980.0, None),
+        ),
+        (
+            "PSU2 Power",
+            250.0 + 370.0 * util if on else 0.0,
+            "Watts",
+            (None, None, None, 900.0, 980.0, None),
+        ),
+    ]
+
+
+def _status(value: float, limits: tuple, on: bool) -> str:
+    if not on:
+        return "ns"
+    _lnr, lcr, _lnc, _unc, ucr, _unr = limits
+    if (ucr is not None and value >= ucr) or (lcr is not None and value <= lcr):
+        return "cr"
+    return "ok"
+
+
+def _fmt(value: float | None) -> str:
+    return "na" if value is None else f"{value:.3f}"
+
+
+def run(ctx: Context, argv: list[str]) -> int:
+    try:
+        pairs, rest = getopt.getopt(argv, "I:H:U:P:f:EC:L:p:vNR:y:k:", [])
+    except getopt.GetoptError as problem:
+        ctx.error(f"ipmitool: {problem}")
+        return 1
+    options = dict(pairs)
+    address = options.get("-H")
+    if not rest:
+        ctx.error("No command provided!")
+        return 1
+    with ctx.rack(check_host=False) as rack:
+        state = rack.state
+        if address:
+            host = next((h for h, s in state["servers"].items() if s.get("bmc") == address), None)
+            if host is None:
+                ctx.error(SESSION_ERROR)
+                return 1
+            server = state["servers"][host]
+            pair = state["pairs"][server["pair"]]
+            if not (server["bmc_up"] and pair["private_switch_up"]):
+                ctx.error(SESSION_ERROR)
+                return 1
+        else:
+            if not ctx.host:
+                ctx.error(LOCAL_ERROR)
+                return 1
+            host = ctx.host
+            server = state["servers"][host]
+            if server["state"] != "up" or not server["bmc_up"]:
+                ctx.error(LOCAL_ERROR)
+                return 1
+        command = rest
+        if command[:2] == ["chassis", "power"] and len(command) == 3:
+            return _power(ctx, rack, host, command[2])
+        if command[:2] == ["chassis", "power"]:
+            ctx.error("chassis power Commands: status, on, off, cycle, reset, diag, soft")
+            return 1
+        if command == ["chassis", "status"]:
+            on = server["power"] == "on"
+            ctx.print(f"System Power         : {'on' if on else 'off'}")
+            ctx.print("Power Overload       : false")
+            ctx.print("Power Interlock      : inactive")
+            ctx.print("Main Power Fault     : false")
+            ctx.print("Power Control Fault  : false")
+            ctx.print("Power Restore Policy : always-off")
+            ctx.print("Last Power Event     : ")
+            ctx.print("Chassis Intrusion    : inactive")
+            ctx.print("Front-Panel Lockout  : inactive")
+            ctx.print("Drive Fault          : false")
+            ctx.print("Cooling/Fan Fault    : false")
+            return 0
+        if command[0] in ("sdr", "sensor") and (
+            len(command) == 1 or command[1] in ("list", "elist")
+        ):
+            util = host_counters(rack.store, server)["util"] if server["state"] == "up" else 0.0
+            on = server["power"] == "on"
+            for name, value, unit, limits in _sensors(server, util):
+                status = _status(value, limits, on)
+                if command[0] == "sdr":
+                    shown = f"{int(value)} {unit}" if on else "no reading"
+                    ctx.print(f"{name:<16} | {shown:<17} | {status}")
+                else:
+                    cells = " | ".join(f"{_fmt(x):<10}" for x in limits)
+                    ctx.print(
+                        f"{name:<16} | {_fmt(value) if on else 'na':<10} | {unit:<10} | "
+                        f"{status:<5} | {cells}"
+                    )
+            return 0
+        if command == ["mc", "info"]:
+            ctx.print("Device ID                 : 32")
+            ctx.print("Firmware Revision         : 4.40")
+            ctx.print("IPMI Version              : 2.0")
+            ctx.print("Manufacturer Name         : Ostara virtual rack")
+            return 0
+    ctx.error(f"Invalid command: {' '.join(rest)}")
+    return 1
+
+
+def _power(ctx: Context, rack, host: str, action: str) -> int:
+    state = rack.state
+    server = state["servers"][host]
+    if action == "status":
+        ctx.print(f"Chassis Power is {'on' if server['power'] == 'on' else 'off'}")
+        return 0
+    messages = {
+        "on": "Up/On",
+        "off": "Down/Off",
+        "cycle": "Cycle",
+        "reset": "Reset",
+        "soft": "Soft",
+    }
+    if action not in messages:
+        ctx.error("chassis power Commands: status, on, off, cycle, reset, diag, soft")
+        return 1
+    if action in ("off", "soft", "cycle", "reset") and server["power"] == "on":
+        operations.power_off(state, host)
+        cluster.reconcile(rack, server["pair"])
+    if action in ("on", "cycle", "reset") and state["servers"][host]["state"] != "up":
+        operations.power_on(state, host, rack.now)
+        server["pacemaker"] = True
+        cluster.reconcile(rack, server["pair"])
+    rack.render(rack.state["pairs"][server["pair"]]["servers"])
+    ctx.print(f"Chassis Power Control: {messages[action]}")
+    return 0

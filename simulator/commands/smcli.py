@@ -1,0 +1,434 @@
+"""SMcli: the array command-line tool, a subset of the E-series (SANtricity) script commands.
+
+Invocation as SANtricity's: `SMcli -n <array name> -c "<commands>;"`, or `SMcli <address>
+[<address>] -c ...` where an address is the array name or its controllers' management names
+`<array>-a` / `<array>-b`; `-f <file>` reads the script from a file; `-S` drops the progress
+lines. Script commands (case-insensitive keywords, `;` between commands):
+
+    show storageArray [healthStatus | summary | profile];
+    show allDrives [summary];            show drive [t,d,s];
+    show allVolumeGroups;                show volumeGroup ["name"];
+    show allVolumes [summary];           show volume ["name"];
+    show allControllers;                 show controller [a|b];
+    create volumeGroup drives=(t,d,s t,d,s ...) raidLevel=(0|1|3|5|6) userLabel="name"
+        [drawerLossProtect=(TRUE|FALSE)] [trayLossProtect=(TRUE|FALSE)];
+    create volume volumeGroup="vg" userLabel="name" [capacity=N (GB|TB|MB|Bytes)]
+        [segmentSize=N] [owner=(a|b)];
+    delete volume ["name"];              delete volumeGroup ["name"];
+    set drive [t,d,s] hotSpare=(TRUE|FALSE);
+
+Drive addresses are tray, drawer, slot with trays numbered from 0 (controller enclosure) and
+drawers and slots from 1, as the E5600 family numbers them. Exit codes are SANtricity's:
+0 success, 1 invalid usage, 2 script file missing, 4 no array at the address, 9 array name
+not known, 13 invalid script syntax, 14 cannot communicate (both controllers down),
+16 execution error. Output wording follows SANtricity where known and is kept short
+otherwise.
+"""
+
+from __future__ import annotations
+
+import getopt
+import re
+from pathlib import Path
+
+from simulator import operations
+from simulator.commands import Context
+from simulator.topology import drive_at, volume_group_health
+
+EXIT_USAGE, EXIT_NO_SCRIPT, EXIT_NO_ARRAY, EXIT_NAME = 1, 2, 4, 9
+EXIT_SYNTAX, EXIT_COMMUNICATE, EXIT_EXECUTION = 13, 14, 16
+UNITS = {"bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+
+
+class ScriptError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _split_commands(script: str) -> list[str]:
+    commands, current, quoted = [], [], False
+    for c in script:
+        if c == '"':
+            quoted = not quoted
+        if c == ";" and not quoted:
+            commands.append("".join(current).strip())
+            current = []
+        else:
+            current.append(c)
+    if "".join(current).strip():
+        raise ScriptError(
+            EXIT_SYNTAX, f'Error 13 - A semicolon is missing after "{"".join(current).strip()}"'
+        )
+    return [c for c in commands if c]
+
+
+def _gb(value: int) -> str:
+    return f"{value / 1e9:,.3f} GB"
+
+
+def _name_arg(text: str) -> str | None:
+    match = re.search(r'\[\s*"([^"]+)"\s*\]|"([^"]+)"', text)
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def _attrs(text: str) -> dict[str, str]:
+    attrs = {}
+    for match in re.finditer(r'(\w+)\s*=\s*("([^"]*)"|\(([^)]*)\)|(\S+))', text):
+        value = (
+            match.group(3)
+            if match.group(3) is not None
+            else (match.group(4) if match.group(4) is not None else match.group(5))
+        )
+        attrs[match.group(1).lower()] = value.strip()
+    return attrs
+
+
+def _drives(text: str) -> list[tuple[int, int, int]]:
+    drives = []
+    for item in text.split():
+        parts = item.split(",")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            raise ScriptError(EXIT_SYNTAX, f"Error 13 - invalid drive location {item}")
+        drives.append(tuple(int(p) for p in parts))
+    return drives
+
+
+class Session:
+    def __init__(self, ctx: Context, state: dict, array: dict):
+        self.ctx = ctx
+        self.state = state
+        self.array = array
+
+    # -- show --------------------------------------------------------------------------------
+
+    def show_health(self) -> None:
+        array = self.array
+        problems = []
+        for name, status in sorted(array["controllers"].items()):
+            if status != "optimal":
+                problems.append(f"Offline Controller\n   Controller in tray 0, slot {name}")
+        for enclosure in array["enclosures"]:
+            for drawer in enclosure["drawers_offline"]:
+                problems.append(f"Drawer Failed\n   Tray {enclosure['tray']}, drawer {drawer}")
+            for key, drive in sorted(enclosure["drives"].items()):
+                if drive["state"] == "failed":
+                    d, s = key.split(",")
+                    problems.append(
+                        f"Failed Drive\n   Tray: {enclosure['tray']}, Drawer: {d}, Slot: {s}"
+                    )
+        for name, group in sorted(array["volume_groups"].items()):
+            health = volume_group_health(array, group)
+            if health["state"] != "optimal":
+                label = {
+                    "degraded": "Degraded Volume Group",
+                    "critical": "Degraded Volume Group (no redundancy)",
+                    "failed": "Failed Volume Group",
+                }[health["state"]]
+                problems.append(f"{label}\n   Volume group: {name}")
+        if not problems:
+            self.ctx.print("Storage array health status = optimal.")
+        else:
+            self.ctx.print("The following failures have been found:")
+            for problem in problems:
+                self.ctx.print(problem)
+
+    def show_summary(self) -> None:
+        array = self.array
+        drives = sum(len(e["drives"]) for e in array["enclosures"])
+        self.ctx.print(f"STORAGE ARRAY {array['name']}")
+        self.ctx.print(f"   Chassis:               {array['model']}")
+        self.ctx.print(f"   Expansion trays:       {', '.join(array['expansions']) or 'none'}")
+        self.ctx.print(f"   Number of drives:      {drives}")
+        self.ctx.print(f"   Number of volume groups: {len(array['volume_groups'])}")
+        self.ctx.print(f"   Number of volumes:     {len(array['volumes'])}")
+        for name, status in sorted(array["controllers"].items()):
+            self.ctx.print(
+                f"   Controller {name}:          {'Online' if status == 'optimal' else 'Failed'}"
+            )
+
+    def show_drives(self, only: tuple[int, int, int] | None = None) -> None:
+        array = self.array
+        size = int(array["drive_tb"] * 1e12)
+        self.ctx.print("DRIVES------------------------------")
+        self.ctx.print(
+            "   TRAY, DRAWER, SLOT  STATUS     CAPACITY        ROLE           VOLUME GROUP"
+        )
+        roles = {
+            "unassigned": "Unassigned",
+            "assigned": "Assigned",
+            "hot_spare": "Hot spare",
+            "spare_in_use": "Hot spare (in use)",
+            "failed": "Assigned",
+        }
+        for enclosure in array["enclosures"]:
+            for key, drive in sorted(
+                enclosure["drives"].items(), key=lambda kv: tuple(int(x) for x in kv[0].split(","))
+            ):
+                d, s = (int(x) for x in key.split(","))
+                if only and only != (enclosure["tray"], d, s):
+                    continue
+                if drive["state"] == "failed":
+                    status = "Failed"
+                elif d in enclosure["drawers_offline"]:
+                    status = "Missing"
+                else:
+                    status = "Optimal"
+                location = f"{enclosure['tray']}, {d}, {s}"
+                self.ctx.print(
+                    f"   {location:<18}  {status:<9}  {_gb(size):<14}  "
+                    f"{roles[drive['state']]:<18} {drive['vg'] or ''}"
+                )
+
+    def show_groups(self, only: str | None = None) -> None:
+        array = self.array
+        groups = array["volume_groups"]
+        if only and only not in groups:
+            raise ScriptError(
+                EXIT_EXECUTION, f'Error 16 - The volume group "{only}" does not exist.'
+            )
+        for name, group in sorted(groups.items()):
+            if only and name != only:
+                continue
+            health = volume_group_health(array, group)
+            capacity = operations.group_capacity_bytes(array, group)
+            free = operations.group_free_bytes(array, group)
+            self.ctx.print(f"VOLUME GROUP {name}")
+            self.ctx.print(f"   Status:              {health['state'].capitalize()}")
+            if health["operation"]:
+                self.ctx.print(
+                    f"   Operation:           Reconstruction ({health['progress']}% complete)"
+                )
+            self.ctx.print(f"   RAID level:          {group['raid']}")
+            self.ctx.print(
+                f"   Drives:              {group['width']} ({group['data_drives']} data)"
+            )
+            self.ctx.print(f"   Failed drives:       {health['failed_drives']}")
+            self.ctx.print(f"   Missing drives:      {health['missing_drives']}")
+            self.ctx.print(f"   Redundancy left:     {health['redundancy_left']}")
+            self.ctx.print(f"   Capacity:            {_gb(capacity)}")
+            self.ctx.print(f"   Free capacity:       {_gb(free)}")
+            self.ctx.print(
+                "   Drive locations:     "
+                + " ".join(",".join(str(x) for x in d) for d in group["drives"])
+            )
+            self.ctx.print("")
+
+    def show_volumes(self, only: str | None = None) -> None:
+        array = self.array
+        if only and only not in array["volumes"]:
+            raise ScriptError(EXIT_EXECUTION, f'Error 16 - The volume "{only}" does not exist.')
+        self.ctx.print(
+            "VOLUME NAME          STATUS     CAPACITY            RAID LEVEL  "
+            "VOLUME GROUP      SEGMENT  OWNER"
+        )
+        for name, volume in sorted(array["volumes"].items()):
+            if only and name != only:
+                continue
+            group = array["volume_groups"][volume["vg"]]
+            health = volume_group_health(array, group)["state"].capitalize()
+            owner = operations.topology.controller_serving(array, volume) or "-"
+            self.ctx.print(
+                f"{name:<20} {health:<10} {_gb(volume['capacity_bytes']):<19} "
+                f"{group['raid']:<11} {volume['vg']:<17} "
+                f"{volume['segment_kib']:>4} KB  {owner}"
+            )
+
+    def show_controllers(self, only: str | None = None) -> None:
+        array = self.array
+        for name, status in sorted(array["controllers"].items()):
+            if only and name != only.upper():
+                continue
+            self.ctx.print(f"Controller in Tray 0, Slot {name}")
+            self.ctx.print(
+                f"   Status:              {'Online' if status == 'optimal' else 'Failed'}"
+            )
+            owned = [
+                v
+                for v in array["volumes"].values()
+                if operations.topology.controller_serving(array, v) == name
+            ]
+            self.ctx.print(f"   Volumes owned:       {len(owned)}")
+            for host, server in sorted(self.state["servers"].items()):
+                link = server["sas"].get(array["name"], {}).get(name)
+                if link is None:
+                    continue
+                self.ctx.print(f"   Host interface SAS to {host}: {'Up' if link else 'Down'}")
+
+    # -- create / delete / set ------------------------------------------------------------
+
+    def create_group(self, text: str) -> None:
+        attrs = _attrs(text)
+        for required in ("drives", "raidlevel", "userlabel"):
+            if required not in attrs:
+                raise ScriptError(EXIT_SYNTAX, f"Error 13 - create volumeGroup needs {required}")
+        try:
+            operations.create_volume_group(
+                self.state,
+                self.array["name"],
+                _drives(attrs["drives"]),
+                attrs["raidlevel"],
+                attrs["userlabel"],
+            )
+        except operations.OperationError as problem:
+            raise ScriptError(EXIT_EXECUTION, f"Error 16 - {problem}") from None
+
+    def create_volume(self, text: str) -> None:
+        attrs = _attrs(text)
+        for required in ("volumegroup", "userlabel"):
+            if required not in attrs:
+                raise ScriptError(EXIT_SYNTAX, f"Error 13 - create volume needs {required}")
+        capacity = None
+        if "capacity" in attrs:
+            match = re.search(
+                r"capacity\s*=\s*([\d.]+)\s*(bytes|kb|mb|gb|tb)?\b", text, re.IGNORECASE
+            )
+            if not match:
+                raise ScriptError(EXIT_SYNTAX, f"Error 13 - invalid capacity {attrs['capacity']}")
+            capacity = int(float(match.group(1)) * UNITS[(match.group(2) or "bytes").lower()])
+        segment = int(attrs.get("segmentsize", "128"))
+        owner = attrs.get("owner")
+        try:
+            operations.create_volume(
+                self.state,
+                self.array["name"],
+                attrs["volumegroup"],
+                attrs["userlabel"],
+                capacity_bytes=capacity,
+                segment_kib=segment,
+                owner=owner.upper() if owner else None,
+            )
+        except operations.OperationError as problem:
+            raise ScriptError(EXIT_EXECUTION, f"Error 16 - {problem}") from None
+
+    def execute(self, command: str) -> None:
+        words = command.split()
+        lowered = [w.lower() for w in words]
+        rest = command.split(None, 2)[2] if len(words) > 2 else ""
+        try:
+            if lowered[:2] == ["show", "storagearray"]:
+                what = lowered[2] if len(lowered) > 2 else "summary"
+                if what == "healthstatus":
+                    self.show_health()
+                else:
+                    self.show_summary()
+            elif lowered[:2] == ["show", "alldrives"]:
+                self.show_drives()
+            elif lowered[:2] == ["show", "drive"]:
+                match = re.search(r"\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]", command)
+                if not match:
+                    raise ScriptError(EXIT_SYNTAX, "Error 13 - show drive needs [tray,drawer,slot]")
+                self.show_drives(tuple(int(x) for x in match.groups()))
+            elif lowered[:2] == ["show", "allvolumegroups"]:
+                self.show_groups()
+            elif lowered[:2] == ["show", "volumegroup"]:
+                self.show_groups(_name_arg(rest))
+            elif lowered[:2] == ["show", "allvolumes"]:
+                self.show_volumes()
+            elif lowered[:2] == ["show", "volume"]:
+                self.show_volumes(_name_arg(rest))
+            elif lowered[:2] == ["show", "allcontrollers"]:
+                self.show_controllers()
+            elif lowered[:2] == ["show", "controller"]:
+                match = re.search(r"\[\s*([abAB])\s*\]", command)
+                self.show_controllers(match.group(1) if match else None)
+            elif lowered[:2] == ["create", "volumegroup"]:
+                self.create_group(rest)
+            elif lowered[:2] == ["create", "volume"]:
+                self.create_volume(rest)
+            elif lowered[:2] == ["delete", "volume"]:
+                operations.delete_volume(self.state, self.array["name"], _name_arg(rest) or "")
+            elif lowered[:2] == ["delete", "volumegroup"]:
+                operations.delete_volume_group(
+                    self.state, self.array["name"], _name_arg(rest) or ""
+                )
+            elif lowered[:2] == ["set", "drive"]:
+                match = re.search(
+                    r"\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]\s*hotspare\s*=\s*"
+                    r"(true|false)",
+                    command,
+                    re.IGNORECASE,
+                )
+                if not match:
+                    raise ScriptError(
+                        EXIT_SYNTAX, "Error 13 - set drive [t,d,s] hotSpare=TRUE|FALSE"
+                    )
+                address = tuple(int(x) for x in match.groups()[:3])
+                operations.set_hot_spare(
+                    self.state, self.array["name"], address, match.group(4).lower() == "true"
+                )
+            else:
+                raise ScriptError(
+                    EXIT_SYNTAX, f'Error 13 - The script command "{command}" is not recognized.'
+                )
+        except operations.OperationError as problem:
+            raise ScriptError(EXIT_EXECUTION, f"Error 16 - {problem}") from None
+
+
+def _resolve(state: dict, names: list[str], by_name: str | None) -> tuple[dict | None, int]:
+    if by_name:
+        array = state["arrays"].get(by_name)
+        return (array, 0) if array else (None, EXIT_NAME)
+    for name in names:
+        base = re.sub(r"-[ab]$", "", name)
+        array = state["arrays"].get(name) or state["arrays"].get(base)
+        if array:
+            return array, 0
+    return None, EXIT_NO_ARRAY
+
+
+def run(ctx: Context, argv: list[str]) -> int:
+    try:
+        pairs, rest = getopt.gnu_getopt(argv, "n:c:f:o:Se:p:", [])
+    except getopt.GetoptError as problem:
+        ctx.error(f"SMcli: {problem}\nSMcli failed.")
+        return EXIT_USAGE
+    options = dict(pairs)
+    quiet = "-S" in options
+    if "-c" in options:
+        script = options["-c"]
+    elif "-f" in options:
+        path = Path(options["-f"])
+        if not path.exists():
+            ctx.error(f"Script file {path} does not exist.\nSMcli failed.")
+            return EXIT_NO_SCRIPT
+        script = path.read_text()
+    else:
+        ctx.error(
+            "Usage: SMcli <DNS-network-name-or-IP-address> [<DNS-network-name-or-IP-"
+            'address>] [-c "<command>;[<command2>;...]"] [-n <storage-array-name>] '
+            "[-f <scriptfile>] [-o <outputfile>] [-S]\nSMcli failed."
+        )
+        return EXIT_USAGE
+    with ctx.rack(check_host=False) as rack:
+        array, code = _resolve(rack.state, rest, options.get("-n"))
+        if array is None:
+            target = options.get("-n") or " ".join(rest)
+            ctx.error(f"SMcli failed to find storage array {target}.\nSMcli failed.")
+            return code
+        if all(status != "optimal" for status in array["controllers"].values()):
+            ctx.error(
+                "Error 14 - The controllers of the storage array cannot be reached.\nSMcli failed."
+            )
+            return EXIT_COMMUNICATE
+        session = Session(ctx, rack.state, array)
+        try:
+            commands = _split_commands(script)
+            if not quiet:
+                ctx.print(
+                    "Performing syntax check...\n\nSyntax check complete.\n\nExecuting script...\n"
+                )
+            for command in commands:
+                session.execute(command)
+        except ScriptError as problem:
+            ctx.error(f"{problem}\n\nSMcli failed.")
+            return problem.code
+        pair = rack.state["pairs"].get(array["pair"])
+        if pair:
+            rack.render(pair["servers"])
+    if not quiet:
+        ctx.print("\nScript execution complete.\n\nSMcli completed successfully.")
+    return 0
+
+
+__all__ = ["run", "drive_at"]

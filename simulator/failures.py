@@ -1,0 +1,316 @@
+"""Injecting and clearing the failures of the failure matrix (DESIGN §2).
+
+- server-crash (--server): the server panics and its targets stop; the partner fences it
+  (BMC, else PDU) and takes its targets; if no fence device can reach it, nothing moves.
+- heartbeat-down (--server): the server's cluster link; the partner fences it, takes over.
+- lnet-down (--server): the server's LNet (public) link; healthLNET's `pingd` drops to 0
+  there, so Pacemaker moves its targets to the partner.
+- private-switch-down (--pair or --server): heartbeat, BMC and PDU network of the pair; no
+  fencing is possible and nothing moves.
+- bmc-down / pdu-down (--server): one fence path; ipmitool fails (BMC), the other device
+  fences instead.
+- sas-link-down (--server, --links 1 or 0 for all): one link: multipath keeps a path, a
+  little bandwidth is lost; all: I/O to its targets hangs, the partner fences it and takes
+  over.
+- drive-failed (--array with --drive T,D,S, or --volume-group with --count N): the group is
+  degraded (1), critical (2) or failed (3: the OST is lost); a global hot spare, if any,
+  rebuilds.
+- drawer-failed (--array --enclosure T --drawer D): every group with drives there is
+  degraded, all stay online.
+- controller-failed (--array --controller A|B): the partner controller serves every volume
+  (the array is slower).
+
+Each injection gets an id (`f1`, `f2`, ...) and stays active until cleared. Clearing repairs
+the hardware; a server that was fenced rejoins its cluster, and Pacemaker (stickiness) keeps
+the targets where they are: failing back is an operator's `crm_resource --move`.
+"""
+
+from __future__ import annotations
+
+from simulator import cluster, operations
+from simulator.state import RackError
+from simulator.topology import drive_at, volume_group_health
+
+KINDS = {
+    "server-crash",
+    "heartbeat-down",
+    "lnet-down",
+    "private-switch-down",
+    "bmc-down",
+    "pdu-down",
+    "sas-link-down",
+    "drive-failed",
+    "drawer-failed",
+    "controller-failed",
+}
+
+
+def _server(rack, name: str | None) -> dict:
+    if not name:
+        raise RackError("this failure needs --server")
+    return rack.server(name)
+
+
+def _array(rack, name: str | None) -> dict:
+    if not name or name not in rack.state["arrays"]:
+        raise RackError(f"unknown array {name!r} (--array)")
+    return rack.state["arrays"][name]
+
+
+def _parse_drive(text: str) -> tuple[int, int, int]:
+    try:
+        tray, drawer, slot = (int(x) for x in text.split(","))
+    except ValueError:
+        raise RackError(f"--drive wants tray,drawer,slot, not {text!r}") from None
+    return tray, drawer, slot
+
+
+def inject(
+    rack,
+    kind: str,
+    *,
+    server: str | None = None,
+    array: str | None = None,
+    drive: str | None = None,
+    volume_group: str | None = None,
+    count: int = 1,
+    enclosure: int | None = None,
+    drawer: int | None = None,
+    controller: str | None = None,
+    links: int = 1,
+    pair: str | None = None,
+) -> dict:
+    if kind not in KINDS:
+        raise RackError(f"unknown failure {kind!r}; one of {', '.join(sorted(KINDS))}")
+    state = rack.state
+    failure: dict = {"id": f"f{state['next_failure']}", "kind": kind, "time": rack.now}
+    affected_pairs: set[str] = set()
+
+    if kind in (
+        "server-crash",
+        "heartbeat-down",
+        "lnet-down",
+        "bmc-down",
+        "pdu-down",
+        "sas-link-down",
+    ):
+        host = _server(rack, server)
+        failure.update(server=host["hostname"], where=host["hostname"])
+        affected_pairs.add(host["pair"])
+        if kind == "server-crash":
+            if host["state"] != "up":
+                raise RackError(f"{host['hostname']} is not running")
+            for label in list(host["mounts"]):
+                operations.release_target(state, state["targets"][label])
+            host["state"] = "crashed"
+        elif kind == "heartbeat-down":
+            host["heartbeat_up"] = False
+        elif kind == "lnet-down":
+            host["lnet_link_up"] = False
+        elif kind == "bmc-down":
+            host["bmc_up"] = False
+        elif kind == "pdu-down":
+            host["pdu_up"] = False
+        else:
+            pulled = []
+            for array_name, paths in sorted(host["sas"].items()):
+                for ctrl in sorted(paths):
+                    if paths[ctrl] and (links == 0 or len(pulled) < links):
+                        paths[ctrl] = False
+                        pulled.append([array_name, ctrl])
+            if not pulled:
+                raise RackError(f"{host['hostname']} has no SAS link left to pull")
+            failure["links"] = pulled
+            if not any(up for paths in host["sas"].values() for up in paths.values()):
+                # Every path gone: I/O to its targets hangs until the partner fences it.
+                host["io_hung"] = True
+    elif kind == "private-switch-down":
+        name = pair or (rack.server(server)["pair"] if server else None)
+        if not name or name not in state["pairs"]:
+            raise RackError("private-switch-down needs --pair (or --server)")
+        state["pairs"][name]["private_switch_up"] = False
+        failure.update(pair=name, where=name)
+        affected_pairs.add(name)
+    else:
+        target_array = _array(rack, array)
+        affected_pairs.add(target_array["pair"])
+        failure["array"] = target_array["name"]
+        if kind == "controller-failed":
+            if controller not in ("A", "B"):
+                raise RackError("controller-failed needs --controller A or B")
+            target_array["controllers"][controller] = "failed"
+            failure.update(
+                controller=controller, where=f"{target_array['name']} controller {controller}"
+            )
+        elif kind == "drawer-failed":
+            if enclosure is None or drawer is None:
+                raise RackError("drawer-failed needs --enclosure and --drawer")
+            shelf = target_array["enclosures"][enclosure]
+            if not 1 <= drawer <= shelf["drawers"]:
+                raise RackError(f"enclosure {enclosure} has drawers 1..{shelf['drawers']}")
+            if drawer not in shelf["drawers_offline"]:
+                shelf["drawers_offline"].append(drawer)
+            failure.update(
+                enclosure=enclosure,
+                drawer=drawer,
+                where=f"{target_array['name']} tray {enclosure} drawer {drawer}",
+            )
+        else:
+            failure["drives"] = _fail_drives(target_array, drive, volume_group, count)
+            failure["where"] = f"{target_array['name']} " + " ".join(
+                ",".join(map(str, d)) for d in failure["drives"]
+            )
+    state["next_failure"] += 1
+    state["failures"][failure["id"]] = failure
+    failure["events"] = _react(rack, affected_pairs)
+    return failure
+
+
+def _fail_drives(
+    array: dict, drive: str | None, group_name: str | None, count: int
+) -> list[list[int]]:
+    if drive:
+        address = _parse_drive(drive)
+        chosen = [address]
+    else:
+        group = array["volume_groups"].get(group_name or "")
+        if group is None:
+            raise RackError(f"unknown volume group {group_name!r} in {array['name']}")
+        healthy = [
+            tuple(d)
+            for d in group["drives"]
+            if drive_at(array, *d) and drive_at(array, *d)["state"] != "failed"
+        ]
+        # One drive per drawer first, as independent failures would be.
+        healthy.sort(key=lambda d: (healthy.index(d) % 2, d[1]))
+        if count < 1 or count > len(healthy):
+            raise RackError(f"cannot fail {count} drives of {group_name}")
+        chosen = healthy[:count]
+    failed = []
+    for tray, drawer_no, slot in chosen:
+        record = drive_at(array, tray, drawer_no, slot)
+        if record is None:
+            raise RackError(f"no drive at {tray},{drawer_no},{slot}")
+        record["previous"] = record["state"]
+        record["state"] = "failed"
+        failed.append([tray, drawer_no, slot])
+        if record.get("vg"):
+            _start_rebuild(array, array["volume_groups"][record["vg"]], [tray, drawer_no, slot])
+    return failed
+
+
+def _start_rebuild(array: dict, group: dict, failed: list[int]) -> None:
+    """A global hot spare of the same array takes the failed drive's place and rebuilds."""
+    if group.get("rebuild") or volume_group_health(array, group)["state"] == "failed":
+        return
+    for enclosure in array["enclosures"]:
+        for key, drive in enclosure["drives"].items():
+            if drive["state"] == "hot_spare":
+                drawer, slot = (int(x) for x in key.split(","))
+                drive["state"] = "spare_in_use"
+                drive["vg"] = group["name"]
+                group["rebuild"] = {
+                    "progress": 0,
+                    "spare": [enclosure["tray"], drawer, slot],
+                    "replacing": list(failed),
+                }
+                return
+
+
+def finish_rebuild(array: dict, group: dict) -> None:
+    """Reconstruction done: the spare is a member, the failed drive is out of the group."""
+    rebuild = group["rebuild"]
+    group["drives"] = [
+        rebuild["spare"] if d == rebuild["replacing"] else d for d in group["drives"]
+    ]
+    spare = drive_at(array, *rebuild["spare"])
+    if spare:
+        spare["state"] = "assigned"
+    group["rebuild"] = None
+
+
+def _react(rack, pairs: set[str]) -> list[dict]:
+    events = []
+    for pair_name in sorted(pairs):
+        events += cluster.reconcile(rack, pair_name)
+    return events
+
+
+def clear(rack, failure_id: str | None) -> list[dict]:
+    """Repair one failure (or all of them, newest first)."""
+    state = rack.state
+    if failure_id is None:
+        ids = sorted(state["failures"], key=lambda f: int(f[1:]), reverse=True)
+    elif failure_id in state["failures"]:
+        ids = [failure_id]
+    else:
+        raise RackError(f"no active failure {failure_id}")
+    cleared = []
+    pairs: set[str] = set()
+    for fid in ids:
+        failure = state["failures"].pop(fid)
+        kind = failure["kind"]
+        if "server" in failure:
+            host = state["servers"][failure["server"]]
+            pairs.add(host["pair"])
+            if kind == "server-crash":
+                if host["state"] != "up":
+                    operations.power_on(state, host["hostname"], rack.now)
+                host["pacemaker"] = True
+            elif kind == "heartbeat-down":
+                host["heartbeat_up"] = True
+                host["pacemaker"] = True
+            elif kind == "lnet-down":
+                host["lnet_link_up"] = True
+            elif kind == "bmc-down":
+                host["bmc_up"] = True
+            elif kind == "pdu-down":
+                host["pdu_up"] = True
+            elif kind == "sas-link-down":
+                for array_name, ctrl in failure.get("links", []):
+                    host["sas"][array_name][ctrl] = True
+                if host.pop("io_hung", False):
+                    host["pacemaker"] = True
+        elif kind == "private-switch-down":
+            state["pairs"][failure["pair"]]["private_switch_up"] = True
+            pairs.add(failure["pair"])
+        else:
+            array = state["arrays"][failure["array"]]
+            pairs.add(array["pair"])
+            if kind == "controller-failed":
+                array["controllers"][failure["controller"]] = "optimal"
+            elif kind == "drawer-failed":
+                shelf = array["enclosures"][failure["enclosure"]]
+                if failure["drawer"] in shelf["drawers_offline"]:
+                    shelf["drawers_offline"].remove(failure["drawer"])
+            else:
+                for address in failure["drives"]:
+                    _replace_drive(array, address)
+        failure["cleared"] = rack.now
+        cleared.append(failure)
+    events = _react(rack, pairs)
+    if cleared:
+        cleared[-1]["events"] = events
+    return cleared
+
+
+def _replace_drive(array: dict, address: list[int]) -> None:
+    """A new drive goes in the failed one's slot; an unfinished rebuild is dropped and the
+    spare returns to the spare pool (copyback)."""
+    drive = drive_at(array, *address)
+    if drive is None:
+        return
+    group = array["volume_groups"].get(drive.get("vg") or "")
+    if group and list(address) not in group["drives"]:
+        # The group finished rebuilding onto a spare: the new drive is blank.
+        drive["state"] = "unassigned"
+        drive["vg"] = None
+        return
+    drive["state"] = "assigned" if drive.get("vg") else "unassigned"
+    drive.pop("previous", None)
+    if group and group.get("rebuild") and group["rebuild"]["replacing"] == list(address):
+        spare = drive_at(array, *group["rebuild"]["spare"])
+        if spare:
+            spare["state"] = "hot_spare"
+            spare["vg"] = None
+        group["rebuild"] = None
