@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from rest_framework.routers import DefaultRouter
 
+from portal.health.api.urls import ROUTES as HEALTH_ROUTES
 from portal.inventory.api.urls import ROUTES as INVENTORY_ROUTES
 from portal.jobs.api.urls import ROUTES as JOB_ROUTES
 
 router = DefaultRouter()
-for prefix, viewset in INVENTORY_ROUTES + JOB_ROUTES:
-    router.register(prefix, viewset)
+# (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
+for prefix, viewset, *basename in INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES:
+    router.register(prefix, viewset, *basename)
 
 urlpatterns = router.urls

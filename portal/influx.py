@@ -60,3 +60,48 @@ def query(influxql: str, bind_params: dict | None = None) -> list[dict]:
     """Run one InfluxQL statement; return its points as dicts (with ``time`` and tags)."""
     result = client().query(influxql, bind_params=bind_params, epoch="s")
     return list(result.get_points())
+
+
+def query_tagged(statements: list[str], epoch: str = "ms") -> list[list[dict]]:
+    """Run several InfluxQL statements in one request.
+
+    Returns, for each statement, its points as dicts with the tags of their series merged in
+    (``GROUP BY`` results lose their tags in ``get_points``). Times are in ``epoch`` units.
+    """
+    if not statements:
+        return []
+    result = client().query(";".join(statements), epoch=epoch)
+    results = result if isinstance(result, list) else [result]
+    answers = []
+    for result_set in results:
+        points = []
+        for series in result_set.raw.get("series", []):
+            tags = series.get("tags") or {}
+            columns = series["columns"]
+            for values in series.get("values", []):
+                point = dict(zip(columns, values, strict=False))
+                point.update(tags)
+                points.append(point)
+        answers.append(points)
+    return answers
+
+
+def latest_statement(measurement: str, fields: list[str], window_seconds: int) -> str:
+    """InfluxQL for the newest point of every series of ``measurement`` within the window."""
+    selected = ", ".join(quote_identifier(name) for name in fields) if fields else "*"
+    return (
+        f"SELECT {selected} FROM {quote_identifier(measurement)} "
+        f"WHERE time > now() - {int(window_seconds)}s GROUP BY * ORDER BY time DESC LIMIT 1"
+    )
+
+
+def quote_identifier(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def quote_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def retention_policies() -> list[str]:
+    return [policy["name"] for policy in client().get_list_retention_policies()]

@@ -130,6 +130,8 @@ STATICFILES_DIRS = [BASE_DIR / "portal" / "static"]
 NODE_MODULES = BASE_DIR / "node_modules"
 if (NODE_MODULES / "htmx.org" / "dist").is_dir():
     STATICFILES_DIRS.append(("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"))
+if (NODE_MODULES / "uplot" / "dist").is_dir():
+    STATICFILES_DIRS.append(("vendor/uplot", NODE_MODULES / "uplot" / "dist"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -167,6 +169,18 @@ CELERY_TASK_TIME_LIMIT = env_int("OSTARA_TASK_TIME_LIMIT", 6 * 3600 + 300)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
+
+# --- Health -------------------------------------------------------------------------------
+# How often the health engine colours the rack (seconds); sensors report every 10 s.
+HEALTH_EVALUATE_SECONDS = env_int("OSTARA_HEALTH_EVALUATE_SECONDS", 10)
+# How often the dashboard refreshes itself in the browser (seconds).
+HEALTH_REFRESH_SECONDS = env_int("OSTARA_HEALTH_REFRESH_SECONDS", 5)
+CELERY_BEAT_SCHEDULE["health.evaluate"] = {
+    "task": "health.evaluate",
+    "schedule": float(HEALTH_EVALUATE_SECONDS),
+    # A backlog of evaluations is useless: each one reads the newest facts anyway.
+    "options": {"expires": float(HEALTH_EVALUATE_SECONDS)},
+}
 
 # --- Mail ---------------------------------------------------------------------------------
 EMAIL_HOST = env_str("EMAIL_HOST", "127.0.0.1")

@@ -9,4 +9,10 @@ app_name = "health"
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("health/services/", views.service_panel, name="service-panel"),
+    path("health/overview/", views.overview_panel, name="overview-panel"),
+    path("health/ssus/<slug:name>/", views.ssu_detail, name="ssu"),
+    path("health/servers/<str:hostname>/", views.server_detail, name="server"),
+    path("health/targets/<str:label>/", views.target_detail, name="target"),
+    path("health/thresholds/", views.thresholds, name="thresholds"),
+    path("health/charts/<slug:chart>/", views.chart_data, name="chart"),
 ]

@@ -1,12 +1,29 @@
+"""Pages of the health app: the dashboard, drill-down pages for an SSU, a server and a target,
+the thresholds, and the JSON the charts read. Views only look things up and render; the
+colours come from the cache the engine keeps (``services.evaluation``)."""
+
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.http import JsonResponse
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.forms import modelform_factory
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from portal.health.services import check_all
+from portal import influx
+from portal.accounts.choices import Role
+from portal.health.choices import CHART_RANGES, NodeKind
+from portal.health.models import HealthSettings, HealthStatus, StatusChange
+from portal.health.services import charts, check_all
+from portal.health.services.evaluation import cached_trees, last_checked
+from portal.inventory.models import SSU, Filesystem, Server, Target
+
+RECENT_CHANGES = 15
+HISTORY_LENGTH = 50
 
 
 @require_GET
@@ -24,10 +41,246 @@ def healthz(request):
     return JsonResponse(body, status=200 if not down else 503)
 
 
-def dashboard(request):
-    return render(request, "health/dashboard.html", {"services": check_all()})
-
-
 def service_panel(request):
     """The service tiles alone, for the dashboard's periodic refresh."""
     return render(request, "health/_services.html", {"services": check_all()})
+
+
+# --- the dashboard ----------------------------------------------------------------------------
+
+
+def _overview(request) -> dict:
+    trees = cached_trees()
+    wanted = request.GET.get("fs")
+    tree = next((t for t in trees if t["name"] == wanted), trees[0] if trees else None)
+    units = []
+    counts = {"red": 0, "orange": 0}
+    if tree is not None:
+        for unit in tree["children"]:
+            units.append(_tile(unit))
+        for node in _walk(tree):
+            if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
+                if node["status"] in counts:
+                    counts[node["status"]] += 1
+    return {
+        "filesystems": trees,
+        "tree": tree,
+        "units": units,
+        "errors": counts["red"],
+        "warnings": counts["orange"],
+        "checked": last_checked(),
+        "changes": StatusChange.objects.all()[:RECENT_CHANGES],
+        "refresh_seconds": settings.HEALTH_REFRESH_SECONDS,
+    }
+
+
+def _walk(node: dict):
+    yield node
+    for child in node["children"]:
+        yield from _walk(child)
+
+
+def _tile(unit: dict) -> dict:
+    """An SSU (or the MDS pair) as a tile: its servers, arrays and targets as cells."""
+    servers, arrays, targets = [], [], []
+    for node in _walk(unit):
+        if node["kind"] == NodeKind.SERVER:
+            servers.append(node)
+        elif node["kind"] == NodeKind.ARRAY:
+            arrays.append(node)
+        elif node["kind"] == NodeKind.TARGET:
+            targets.append(node)
+    return {"node": unit, "servers": servers, "arrays": arrays, "targets": targets}
+
+
+def dashboard(request):
+    context = _overview(request)
+    context.update(services=check_all(), ranges=list(CHART_RANGES))
+    return render(request, "health/dashboard.html", context)
+
+
+def overview_panel(request):
+    """Status light, counts, SSU tiles and the latest changes, for the periodic refresh."""
+    return render(request, "health/_overview.html", _overview(request))
+
+
+# --- drill-down pages -------------------------------------------------------------------------
+
+
+def _status(kind: str, name: str) -> HealthStatus | None:
+    return HealthStatus.objects.filter(kind=kind, name=name).first()
+
+
+def _history(kind: str, name: str):
+    return StatusChange.objects.filter(kind=kind, name=name)[:HISTORY_LENGTH]
+
+
+def _children(kind: str, name: str) -> list[HealthStatus]:
+    return list(HealthStatus.objects.filter(parent_kind=kind, parent_name=name))
+
+
+def ssu_detail(request, name: str):
+    ssu = get_object_or_404(SSU.objects.select_related("pair", "filesystem"), name=name)
+    children = _children(NodeKind.SSU, ssu.name)
+    servers = _children(NodeKind.PAIR, ssu.pair.name)
+    return render(
+        request,
+        "health/ssu_detail.html",
+        {
+            "ssu": ssu,
+            "status": _status(NodeKind.SSU, ssu.name),
+            "servers": servers,
+            "arrays": [c for c in children if c.kind == NodeKind.ARRAY],
+            "targets": [c for c in children if c.kind == NodeKind.TARGET],
+            "history": _history(NodeKind.SSU, ssu.name),
+            "ranges": list(CHART_RANGES),
+        },
+    )
+
+
+def server_detail(request, hostname: str):
+    server = get_object_or_404(Server.objects.select_related("pair"), hostname=hostname)
+    served = Target.objects.filter(primary_server=server) | Target.objects.filter(
+        failover_server=server
+    )
+    labels = sorted({t.label for t in served})
+    targets = list(HealthStatus.objects.filter(kind=NodeKind.TARGET, name__in=labels))
+    return render(
+        request,
+        "health/server_detail.html",
+        {
+            "server": server,
+            "ssu": SSU.objects.filter(pair=server.pair_id).first() if server.pair_id else None,
+            "status": _status(NodeKind.SERVER, server.hostname),
+            "targets": [t for t in targets if t.summary.get("server") == server.hostname],
+            "history": _history(NodeKind.SERVER, server.hostname),
+            "ranges": list(CHART_RANGES),
+        },
+    )
+
+
+def target_detail(request, label: str):
+    target = (
+        Target.objects.select_related(
+            "volume_group__array", "primary_server", "failover_server", "filesystem"
+        )
+        .filter(label=label)
+        .first()
+    )
+    if target is None:
+        raise Http404(f"no target {label}")
+    ssu = SSU.objects.filter(pair=target.primary_server.pair_id).first()
+    return render(
+        request,
+        "health/target_detail.html",
+        {
+            "target": target,
+            "ssu": ssu,
+            "status": _status(NodeKind.TARGET, label),
+            "history": _history(NodeKind.TARGET, label),
+            "ranges": list(CHART_RANGES),
+        },
+    )
+
+
+# --- thresholds -------------------------------------------------------------------------------
+
+
+def _is_admin(user) -> bool:
+    return user.is_superuser or user.groups.filter(name=Role.ADMIN).exists()
+
+
+ThresholdForm = modelform_factory(HealthSettings, exclude=["updated"])
+
+
+def thresholds(request):
+    """Every role sees the thresholds; administrators change them."""
+    row = HealthSettings.load()
+    can_change = _is_admin(request.user)
+    form = ThresholdForm(instance=row)
+    if request.method == "POST":
+        if not can_change:
+            raise PermissionDenied("only administrators change the thresholds")
+        form = ThresholdForm(request.POST, instance=row)
+        if form.is_valid():
+            form.save()
+            messages.success(request, "Thresholds saved; the next evaluation uses them.")
+            return redirect("health:thresholds")
+    if not can_change:
+        for field in form.fields.values():
+            field.disabled = True
+    return render(request, "health/thresholds.html", {"form": form, "can_change": can_change})
+
+
+# --- chart data -------------------------------------------------------------------------------
+
+# chart -> (kinds it is drawn for, function of (scope object, range seconds))
+CHARTS = {
+    "throughput": {"filesystem", "ssu", "server", "target"},
+    "iops": {"filesystem", "ssu", "server", "target"},
+    "capacity": {"filesystem", "ssu"},
+    "oss-share": {"filesystem", "ssu"},
+    "cpu": {"server"},
+    "memory": {"server"},
+    "temperatures": {"server"},
+    "lnet": {"server"},
+    "fill": {"target"},
+    "io-sizes": {"target"},
+}
+
+
+def _scope(kind: str, name: str) -> charts.Scope:
+    if kind == "filesystem":
+        get_object_or_404(Filesystem, name=name)
+        return charts.Scope.filesystem(name)
+    if kind == "ssu":
+        ssu = get_object_or_404(SSU.objects.select_related("pair"), name=name)
+        return charts.Scope.servers(sorted(ssu.pair.servers.values_list("hostname", flat=True)))
+    if kind == "server":
+        get_object_or_404(Server, hostname=name)
+        return charts.Scope.servers([name])
+    if kind == "target":
+        if not Target.objects.filter(label=name).exists():
+            raise Http404(f"no target {name}")
+        return charts.Scope.target(name)
+    raise Http404(f"no such kind {kind}")
+
+
+@require_GET
+def chart_data(request, chart: str):
+    kind = request.GET.get("kind", "")
+    name = request.GET.get("name", "")
+    if kind not in CHARTS.get(chart, set()):
+        raise Http404(f"no chart {chart} for {kind or 'nothing'}")
+    scope = _scope(kind, name)
+    seconds = charts.range_seconds(request.GET.get("range"))
+    try:
+        data = _chart(chart, kind, name, scope, seconds)
+    except influx.InfluxError as error:
+        return JsonResponse(
+            {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
+        )
+    data["range"] = seconds
+    return JsonResponse(data)
+
+
+def _chart(chart: str, kind: str, name: str, scope: charts.Scope, seconds: int) -> dict:
+    if chart == "throughput":
+        return charts.throughput(scope, seconds)
+    if chart == "iops":
+        return charts.iops(scope, seconds)
+    if chart == "capacity":
+        return charts.capacity(scope)
+    if chart == "oss-share":
+        return charts.oss_share(scope, seconds)
+    if chart == "cpu":
+        return charts.cpu(name, seconds)
+    if chart == "memory":
+        return charts.memory(name, seconds)
+    if chart == "temperatures":
+        return charts.temperatures(name, seconds)
+    if chart == "lnet":
+        return charts.lnet(name, seconds)
+    if chart == "fill":
+        return charts.target_fill(name, seconds)
+    return charts.io_sizes(name, seconds)

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from portal.health.choices import NodeKind, Status
+from portal.health.models import StatusChange
+
+
+class HealthNodeSerializer(serializers.Serializer):
+    """One object of the tree (documentation of the shape; the tree is built as plain dicts)."""
+
+    kind = serializers.ChoiceField(choices=NodeKind.choices)
+    name = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.choices)
+    reasons = serializers.ListField(child=serializers.CharField())
+    summary = serializers.DictField(help_text="numbers shown beside the colour (fill, server)")
+    since = serializers.DateTimeField(help_text="when it took this colour")
+    children = serializers.ListField(child=serializers.DictField(), help_text="nodes like this")
+
+
+class HealthTreeSerializer(serializers.Serializer):
+    checked = serializers.DateTimeField(allow_null=True, help_text="last evaluation")
+    filesystems = HealthNodeSerializer(many=True)
+
+
+class StatusChangeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StatusChange
+        fields = ["id", "kind", "name", "old", "new", "reasons", "at", "processed"]

@@ -1,0 +1,37 @@
+"""Read-only API of the health engine: the coloured tree and the history of changes."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.response import Response
+
+from portal.health.api.serializers import HealthTreeSerializer, StatusChangeSerializer
+from portal.health.models import StatusChange
+from portal.health.services.evaluation import cached_trees, last_checked
+
+
+class HealthTreeViewSet(viewsets.ViewSet):
+    """GET /api/v1/health/: every filesystem with its SSUs, pairs, servers, arrays and targets,
+    each with its colour and the reasons for it, as the engine last evaluated them."""
+
+    @extend_schema(responses=HealthTreeSerializer)
+    def list(self, request):
+        checked = last_checked()
+        return Response(
+            {"checked": checked.isoformat() if checked else None, "filesystems": cached_trees()}
+        )
+
+
+class StatusChangeViewSet(viewsets.ReadOnlyModelViewSet):
+    """Changes of colour, newest first; filter with ?kind=target&name=scratch-OST0003."""
+
+    queryset = StatusChange.objects.all()
+    serializer_class = StatusChangeSerializer
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        for field in ("kind", "name", "new"):
+            if value := self.request.query_params.get(field):
+                queryset = queryset.filter(**{field: value})
+        return queryset

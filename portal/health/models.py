@@ -1,0 +1,186 @@
+"""Health of the rack as the engine last saw it, its history, and the thresholds it uses.
+
+``HealthStatus`` caches one row per object (the colour the dashboard shows, with its reasons);
+``StatusChange`` keeps one row per change of colour, for the history pages and for the alerting
+that consumes them (``processed``). ``HealthSettings`` is a single row of thresholds that an
+administrator edits in the portal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from portal.health import rules
+from portal.health.choices import NodeKind, Status
+
+DEFAULTS = rules.Thresholds()
+
+
+class HealthSettings(models.Model):
+    """The thresholds of the health rules; one row (pk=1), created with the defaults."""
+
+    capacity_warning_percent = models.FloatField(
+        default=DEFAULTS.capacity_warning_percent,
+        help_text="an OST or the filesystem this full is orange",
+    )
+    capacity_critical_percent = models.FloatField(
+        default=DEFAULTS.capacity_critical_percent, help_text="this full is red"
+    )
+    temperature_warning_c = models.FloatField(
+        default=DEFAULTS.temperature_warning_c, help_text="a BMC temperature this high is orange"
+    )
+    temperature_critical_c = models.FloatField(
+        default=DEFAULTS.temperature_critical_c, help_text="this high is red"
+    )
+    cpu_idle_warning_percent = models.FloatField(
+        default=DEFAULTS.cpu_idle_warning_percent, help_text="CPU idle below this is orange"
+    )
+    cpu_idle_critical_percent = models.FloatField(
+        default=DEFAULTS.cpu_idle_critical_percent, help_text="CPU idle below this is red"
+    )
+    memory_available_warning_percent = models.FloatField(
+        default=DEFAULTS.memory_available_warning_percent,
+        help_text="available memory below this share is orange",
+    )
+    memory_available_critical_percent = models.FloatField(
+        default=DEFAULTS.memory_available_critical_percent, help_text="below this is red"
+    )
+    ost_fill_spread_warning_percent = models.FloatField(
+        default=DEFAULTS.ost_fill_spread_warning_percent,
+        help_text="fullest minus emptiest OST, in points; Lustre's qos_threshold_rr is 17",
+    )
+    ost_fill_spread_critical_percent = models.FloatField(
+        default=DEFAULTS.ost_fill_spread_critical_percent, help_text="this spread is red"
+    )
+    sensor_silence_seconds = models.FloatField(
+        default=DEFAULTS.sensor_silence_seconds,
+        help_text="a server whose sensor sent nothing for this long is red (3 intervals or more)",
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    # (warning, critical, higher is worse)
+    PAIRS = (
+        ("capacity_warning_percent", "capacity_critical_percent", True),
+        ("temperature_warning_c", "temperature_critical_c", True),
+        ("cpu_idle_warning_percent", "cpu_idle_critical_percent", False),
+        ("memory_available_warning_percent", "memory_available_critical_percent", False),
+        ("ost_fill_spread_warning_percent", "ost_fill_spread_critical_percent", True),
+    )
+    PERCENT_FIELDS = (
+        "capacity_warning_percent",
+        "capacity_critical_percent",
+        "cpu_idle_warning_percent",
+        "cpu_idle_critical_percent",
+        "memory_available_warning_percent",
+        "memory_available_critical_percent",
+        "ost_fill_spread_warning_percent",
+        "ost_fill_spread_critical_percent",
+    )
+
+    class Meta:
+        verbose_name = "health settings"
+        verbose_name_plural = "health settings"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(pk=1), name="%(app_label)s_%(class)s_single_row"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    capacity_warning_percent__lt=models.F("capacity_critical_percent")
+                ),
+                name="%(app_label)s_%(class)s_capacity_warning_below_critical",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(temperature_warning_c__lt=models.F("temperature_critical_c")),
+                name="%(app_label)s_%(class)s_temperature_warning_below_critical",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(sensor_silence_seconds__gt=0),
+                name="%(app_label)s_%(class)s_silence_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return "Health thresholds"
+
+    def clean(self) -> None:
+        errors = {}
+        for name in self.PERCENT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 100:
+                errors[name] = "give a percentage between 0 and 100"
+        for warning, critical, higher_is_worse in self.PAIRS:
+            low, high = getattr(self, warning), getattr(self, critical)
+            if low is None or high is None or warning in errors or critical in errors:
+                continue
+            if higher_is_worse and not low < high:
+                errors[warning] = "the warning level must be below the critical level"
+            elif not higher_is_worse and not low > high:
+                errors[warning] = "the warning level must be above the critical level"
+        if self.sensor_silence_seconds is not None and self.sensor_silence_seconds <= 0:
+            errors["sensor_silence_seconds"] = "give a positive number of seconds"
+        if errors:
+            raise ValidationError(errors)
+
+    def save(self, *args, **kwargs):
+        self.pk = 1
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def load(cls) -> HealthSettings:
+        row, _ = cls.objects.get_or_create(pk=1)
+        return row
+
+    def thresholds(self) -> rules.Thresholds:
+        return rules.Thresholds(
+            **{f.name: float(getattr(self, f.name)) for f in fields(rules.Thresholds)}
+        )
+
+
+class HealthStatus(models.Model):
+    """The colour of one object as last evaluated, and where it sits in the tree."""
+
+    kind = models.CharField(max_length=12, choices=NodeKind.choices)
+    name = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=Status.choices)
+    reasons = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    parent_kind = models.CharField(max_length=12, choices=NodeKind.choices, blank=True)
+    parent_name = models.CharField(max_length=64, blank=True)
+    position = models.PositiveIntegerField(default=0, help_text="order among its siblings")
+    since = models.DateTimeField(help_text="when it took this colour")
+    checked = models.DateTimeField(help_text="when it was last evaluated")
+
+    class Meta:
+        ordering = ["kind", "name"]
+        verbose_name_plural = "health statuses"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "name"], name="%(app_label)s_%(class)s_unique_object"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}: {self.status}"
+
+
+class StatusChange(models.Model):
+    """One change of colour; alerting consumes the rows (``processed``), health sends nothing."""
+
+    kind = models.CharField(max_length=12, choices=NodeKind.choices)
+    name = models.CharField(max_length=64)
+    old = models.CharField(max_length=8, choices=Status.choices, blank=True)
+    new = models.CharField(max_length=8, choices=Status.choices)
+    reasons = models.JSONField(default=list, blank=True)
+    at = models.DateTimeField(db_index=True)
+    processed = models.BooleanField(default=False, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [models.Index(fields=["kind", "name", "-at"], name="health_change_object_at")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}: {self.old or 'new'} → {self.new}"

@@ -1,0 +1,624 @@
+"""The health rules: facts about the rack in, a tree of coloured nodes with reasons out.
+
+Plain Python with no Django import, so the rules can be read, tested and benchmarked on their
+own. ``services.gather_facts`` builds the facts from the inventory and the latest metrics;
+``evaluate`` turns them into one tree per filesystem:
+
+    filesystem ─┬─ pair (the MDS pair) ─┬─ server ...
+                │                       ├─ array ...
+                │                       └─ target (MGT, MDT) ...
+                └─ ssu ─┬─ pair ── server ...
+                        ├─ array ...
+                        └─ target (OST) ...
+
+Colours follow DESIGN.md §7 and the failure matrix of §2. Green is as designed; orange is
+working with less margin (on the failover partner, a degraded volume group, a warning
+threshold, a lost redundant path); red is lost or about to be (not mounted anywhere, a failed
+volume group, a server down or silent, a critical threshold). Grey is "not in service yet"
+(planned, never reported) and never makes a parent worse. A parent takes the worst colour of its
+children, with two exceptions that follow from high availability: a target served by its
+partner is orange, not red, and so is a pair in which one server is down while the other serves.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+GREY = "grey"
+GREEN = "green"
+ORANGE = "orange"
+RED = "red"
+SEVERITY = {GREY: 0, GREEN: 1, ORANGE: 2, RED: 3}
+
+# How many reasons of its children a parent repeats; the rest are counted.
+PARENT_REASONS = 8
+
+# Drive and volume-group state words that mean "lost" (the drive no longer holds data).
+LOST_DRIVE_STATES = {"failed", "missing", "removed", "offline", "unresponsive", "bypassed"}
+VOLUME_GROUP_LEVELS = {
+    "optimal": GREEN,
+    "degraded": ORANGE,
+    "critical": RED,
+    "failed": RED,
+    "offline": RED,
+}
+
+
+# --- facts ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The limits an administrator can change (HealthSettings holds the saved values)."""
+
+    capacity_warning_percent: float = 80.0
+    capacity_critical_percent: float = 95.0
+    temperature_warning_c: float = 60.0
+    temperature_critical_c: float = 80.0
+    # Lower is worse for these two: a busy CPU, little free memory.
+    cpu_idle_warning_percent: float = 10.0
+    cpu_idle_critical_percent: float = 2.0
+    memory_available_warning_percent: float = 10.0
+    memory_available_critical_percent: float = 3.0
+    # Lustre's allocator leaves round-robin past 17 % difference (qos_threshold_rr).
+    ost_fill_spread_warning_percent: float = 17.0
+    ost_fill_spread_critical_percent: float = 35.0
+    # A sensor that has sent nothing for this long is silent (its server is not green).
+    sensor_silence_seconds: float = 30.0
+
+
+@dataclass
+class DriveFacts:
+    location: str  # "ssu01-a-e0 drawer 2 slot 5", as a person finds it in the rack
+    state: str
+
+
+@dataclass
+class VolumeGroupFacts:
+    name: str
+    state: str | None = None  # as the array reports it; None when it has not reported
+    lost_drives: list[DriveFacts] = field(default_factory=list)
+    redundancy: int = 2  # drives it can lose: 2 for RAID-6 8+2, 1 for RAID-10 (per mirror)
+
+
+@dataclass
+class TargetFacts:
+    label: str
+    kind: str  # OST, MDT, MGT
+    primary: str
+    failover: str
+    in_service: bool = True  # provisioned (mounted once); planned targets are not expected
+    served_by: str | None = None  # the server whose latest sensor round reports the target
+    volume_group: VolumeGroupFacts | None = None
+    kbytes_total: int | None = None
+    kbytes_free: int | None = None
+    kbytes_avail: int | None = None
+
+    @property
+    def fill_percent(self) -> float | None:
+        """Used share as `lfs df` computes it: used / (used + available)."""
+        if not self.kbytes_total or self.kbytes_free is None:
+            return None
+        used = self.kbytes_total - self.kbytes_free
+        avail = self.kbytes_avail if self.kbytes_avail is not None else self.kbytes_free
+        if used + avail <= 0:
+            return None
+        return 100.0 * used / (used + avail)
+
+
+@dataclass
+class BmcReading:
+    sensor: str
+    type: str  # temperature, fan, power, ...
+    value: float | None
+    ok: bool
+
+
+@dataclass
+class ServerFacts:
+    hostname: str
+    role: str = "oss"
+    last_seen: float | None = None  # time of the sensor's latest round
+    lustre_healthy: bool | None = None
+    cpu_idle_percent: float | None = None
+    memory_available_percent: float | None = None
+    bmc_last_seen: float | None = None  # None: no BMC readings at all (not configured)
+    bmc_readings: list[BmcReading] = field(default_factory=list)
+    lnet_up: bool | None = None
+    # "array/controller" -> up, when the sensor reports the server's SAS paths.
+    sas_paths: dict[str, bool] = field(default_factory=dict)
+    heartbeat_up: bool | None = None
+
+
+@dataclass
+class ArrayFacts:
+    name: str
+    last_seen: float | None = None
+    controllers: dict[str, str] = field(default_factory=dict)  # "A" -> "optimal"
+    # Drives that are lost but belong to no volume group (hot spares).
+    lost_spares: list[DriveFacts] = field(default_factory=list)
+    volume_groups: list[VolumeGroupFacts] = field(default_factory=list)
+
+
+@dataclass
+class PairFacts:
+    name: str
+    kind: str  # "mds" or "oss"
+    servers: list[ServerFacts]
+
+
+@dataclass
+class UnitFacts:
+    """An SSU (OSS pair, arrays, OSTs) or the MDS pair (servers, MDT array, MGT and MDT)."""
+
+    kind: str  # "ssu" or "pair"
+    name: str
+    pair: PairFacts
+    arrays: list[ArrayFacts] = field(default_factory=list)
+    targets: list[TargetFacts] = field(default_factory=list)
+
+
+@dataclass
+class FilesystemFacts:
+    name: str
+    units: list[UnitFacts] = field(default_factory=list)
+
+
+@dataclass
+class RackFacts:
+    now: float
+    thresholds: Thresholds
+    filesystems: list[FilesystemFacts] = field(default_factory=list)
+
+
+# --- result -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    kind: str  # filesystem, ssu, pair, server, array, target
+    name: str
+    status: str = GREEN
+    reasons: list[str] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
+    # Numbers a page shows next to the colour (fill, current server); not part of the colour.
+    summary: dict = field(default_factory=dict)
+
+    def raise_to(self, status: str, reason: str | None = None) -> None:
+        if SEVERITY[status] > SEVERITY[self.status]:
+            self.status = status
+        if reason:
+            self.reasons.append(reason)
+
+    def as_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "status": self.status,
+            "reasons": list(self.reasons),
+            "summary": dict(self.summary),
+            "children": [child.as_dict() for child in self.children],
+        }
+
+    def walk(self, parent: Node | None = None):
+        """Every node of the tree with its parent, parents first."""
+        yield self, parent
+        for child in self.children:
+            yield from child.walk(self)
+
+
+def worst(statuses) -> str:
+    return max(statuses, key=SEVERITY.__getitem__, default=GREEN)
+
+
+# --- rules ------------------------------------------------------------------------------------
+
+
+def evaluate(facts: RackFacts) -> list[Node]:
+    """One tree per filesystem."""
+    return [_filesystem(fs, facts) for fs in facts.filesystems]
+
+
+def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
+    node = Node("filesystem", fs.name)
+    node.children = [_unit(unit, facts) for unit in fs.units]
+    targets = [t for unit in fs.units for t in unit.targets if t.kind == "OST"]
+    _filesystem_capacity(node, targets, facts.thresholds)
+    _take_children(node)
+    lost = [
+        t.label
+        for t in targets
+        if t.in_service and t.volume_group and _group_level(t.volume_group)[0] == "failed"
+    ]
+    if lost:
+        node.raise_to(RED, f"{_names(lost)} lost: data striped over {_it_them(lost)} is gone")
+    return node
+
+
+def _filesystem_capacity(node: Node, osts: list[TargetFacts], limits: Thresholds) -> None:
+    filled = [(t.label, t.fill_percent) for t in osts if t.fill_percent is not None]
+    used = sum(t.kbytes_total - t.kbytes_free for t in osts if t.fill_percent is not None)
+    avail = sum(
+        t.kbytes_avail if t.kbytes_avail is not None else t.kbytes_free
+        for t in osts
+        if t.fill_percent is not None
+    )
+    if used + avail > 0:
+        percent = 100.0 * used / (used + avail)
+        node.summary.update(fill_percent=round(percent, 1), kbytes_used=used, kbytes_avail=avail)
+        _threshold_high(
+            node,
+            percent,
+            limits.capacity_warning_percent,
+            limits.capacity_critical_percent,
+            lambda level, limit: f"filesystem {percent:.1f} % full ({level} at {limit:g} %)",
+        )
+    if len(filled) >= 2:
+        fullest = max(filled, key=lambda item: item[1])
+        emptiest = min(filled, key=lambda item: item[1])
+        spread = fullest[1] - emptiest[1]
+        node.summary["fill_spread_percent"] = round(spread, 1)
+        _threshold_high(
+            node,
+            spread,
+            limits.ost_fill_spread_warning_percent,
+            limits.ost_fill_spread_critical_percent,
+            lambda level, limit: (
+                f"OST fill differs by {spread:.1f} points ({fullest[0]} {fullest[1]:.1f} %, "
+                f"{emptiest[0]} {emptiest[1]:.1f} %; {level} at {limit:g}): Lustre stops "
+                "allocating round-robin"
+            ),
+        )
+
+
+def _unit(unit: UnitFacts, facts: RackFacts) -> Node:
+    limits = facts.thresholds
+    now = facts.now
+    servers = {server.hostname: server for server in unit.pair.servers}
+    in_service = any(t.in_service or t.served_by for t in unit.targets)
+    server_nodes = [
+        _server(server, unit, servers, in_service, now, limits) for server in servers.values()
+    ]
+    pair = _pair(unit.pair, server_nodes)
+    arrays = [_array(array, in_service, now, limits) for array in unit.arrays]
+    targets = [_target(target, servers, now, limits) for target in unit.targets]
+    if unit.kind == "pair":
+        pair.children += arrays + targets
+        _take_children(pair, skip={id(child) for child in server_nodes})
+        return pair
+    node = Node("ssu", unit.name, children=[pair, *arrays, *targets])
+    _take_children(node)
+    return node
+
+
+def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
+    """A pair serves while one server does: one server red makes the pair orange, not red."""
+    node = Node("pair", pair.name, children=list(server_nodes))
+    statuses = [child.status for child in server_nodes]
+    serving = [child for child in server_nodes if child.status in (GREEN, ORANGE)]
+    for child in server_nodes:
+        if child.status == GREY:
+            continue
+        if child.status == RED and serving:
+            others = ", ".join(other.name for other in serving)
+            node.raise_to(ORANGE, f"{child.name} is down or unfenced; {others} carries the pair")
+            node.reasons += [f"{child.name}: {reason}" for reason in child.reasons]
+        elif child.status != GREEN:
+            node.raise_to(child.status)
+            node.reasons += [f"{child.name}: {reason}" for reason in child.reasons]
+    if server_nodes and all(status == RED for status in statuses):
+        node.raise_to(RED, "no server of the pair is working")
+    if all(status == GREY for status in statuses):
+        node.status = GREY
+    node.reasons = _limit(node.reasons)
+    return node
+
+
+def _server(
+    server: ServerFacts,
+    unit: UnitFacts,
+    servers: dict[str, ServerFacts],
+    unit_in_service: bool,
+    now: float,
+    limits: Thresholds,
+) -> Node:
+    node = Node("server", server.hostname, summary={"role": server.role})
+    silence = limits.sensor_silence_seconds
+    if server.last_seen is None:
+        if not unit_in_service:
+            node.status = GREY
+            node.reasons.append("not in service yet: its sensor has not reported")
+            return node
+        node.raise_to(RED, "its sensor has never reported: the server is down or not watched")
+    elif now - server.last_seen > silence:
+        node.raise_to(
+            RED,
+            f"its sensor has sent nothing for {_duration(now - server.last_seen)} "
+            f"(since {_clock(server.last_seen)}): the server is down or not watched",
+        )
+    else:
+        node.summary["last_seen"] = server.last_seen
+    moved = [
+        t
+        for t in unit.targets
+        if t.primary == server.hostname and t.served_by and t.served_by != server.hostname
+    ]
+    if moved:
+        where = sorted({t.served_by for t in moved})
+        node.raise_to(
+            ORANGE,
+            f"{len(moved)} of its targets run on {', '.join(where)} "
+            "(failed over; fail back when the cause is fixed)",
+        )
+    served = [t for t in unit.targets if t.served_by == server.hostname]
+    node.summary["targets"] = len(served)
+    if node.status == RED:
+        return node  # a silent sensor's other readings are stale: do not judge them
+    if server.lustre_healthy is False:
+        node.raise_to(RED, "Lustre's health_check reports NOT HEALTHY")
+    if server.lnet_up is False:
+        node.raise_to(RED if served else ORANGE, "its LNet (public network) link is down")
+    if server.heartbeat_up is False:
+        node.raise_to(ORANGE, "its heartbeat link is down: the pair cannot fence")
+    _sas_paths(node, server)
+    _bmc(node, server, now, limits)
+    if server.cpu_idle_percent is not None:
+        node.summary["cpu_idle_percent"] = round(server.cpu_idle_percent, 1)
+        _threshold_low(
+            node,
+            server.cpu_idle_percent,
+            limits.cpu_idle_warning_percent,
+            limits.cpu_idle_critical_percent,
+            lambda level, limit: (
+                f"CPU {server.cpu_idle_percent:.1f} % idle ({level} below {limit:g} %)"
+            ),
+        )
+    if server.memory_available_percent is not None:
+        node.summary["memory_available_percent"] = round(server.memory_available_percent, 1)
+        _threshold_low(
+            node,
+            server.memory_available_percent,
+            limits.memory_available_warning_percent,
+            limits.memory_available_critical_percent,
+            lambda level, limit: (
+                f"{server.memory_available_percent:.1f} % of memory available "
+                f"({level} below {limit:g} %)"
+            ),
+        )
+    return node
+
+
+def _sas_paths(node: Node, server: ServerFacts) -> None:
+    if not server.sas_paths:
+        return
+    down = sorted(path for path, up in server.sas_paths.items() if not up)
+    if not down:
+        return
+    by_array: dict[str, list[str]] = {}
+    for path, up in server.sas_paths.items():
+        by_array.setdefault(path.split("/")[0], []).append(path if up else "")
+    dead_arrays = [array for array, paths in by_array.items() if not any(paths)]
+    if dead_arrays:
+        node.raise_to(
+            RED,
+            f"every SAS path to {', '.join(sorted(dead_arrays))} is down: "
+            "its targets fail over after the multipath timeout",
+        )
+    else:
+        node.raise_to(
+            ORANGE, f"SAS path {', '.join(down)} is down: multipath carries on over the other"
+        )
+
+
+def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> None:
+    if (
+        server.bmc_last_seen is not None
+        and now - server.bmc_last_seen > limits.sensor_silence_seconds
+    ):
+        node.raise_to(
+            ORANGE,
+            f"its BMC has not answered for {_duration(now - server.bmc_last_seen)}: "
+            "only the PDU can fence it",
+        )
+        return
+    hottest = None
+    for reading in server.bmc_readings:
+        if reading.type == "temperature" and reading.value is not None:
+            if hottest is None or reading.value > hottest.value:
+                hottest = reading
+            _threshold_high(
+                node,
+                reading.value,
+                limits.temperature_warning_c,
+                limits.temperature_critical_c,
+                lambda level, limit, r=reading: (
+                    f"{r.sensor} at {r.value:g} °C ({level} at {limit:g} °C)"
+                ),
+            )
+        elif not reading.ok:
+            node.raise_to(ORANGE, f"BMC sensor {reading.sensor} ({reading.type}) reports a fault")
+    if hottest is not None:
+        node.summary["temperature_c"] = hottest.value
+
+
+def _array(array: ArrayFacts, in_service: bool, now: float, limits: Thresholds) -> Node:
+    node = Node("array", array.name)
+    if array.last_seen is None:
+        if not in_service:
+            node.status = GREY
+            node.reasons.append("not in service yet: no state reported")
+        else:
+            node.raise_to(ORANGE, "its state is unknown: no sensor reports it")
+        return node
+    if now - array.last_seen > limits.sensor_silence_seconds:
+        node.raise_to(
+            ORANGE,
+            f"its state is unknown: last reported {_duration(now - array.last_seen)} ago",
+        )
+    failed = sorted(name for name, state in array.controllers.items() if state != "optimal")
+    working = sorted(name for name, state in array.controllers.items() if state == "optimal")
+    if failed and working:
+        node.raise_to(
+            ORANGE,
+            f"controller {', '.join(failed)} has failed "
+            f"({', '.join(array.controllers[c] for c in failed)}): "
+            f"controller {', '.join(working)} serves every volume",
+        )
+    elif failed:
+        node.raise_to(RED, "no RAID controller is working: every volume is offline")
+    for group in array.volume_groups:
+        level, sentence = _group_level(group)
+        if level != "optimal":
+            node.raise_to(VOLUME_GROUP_LEVELS.get(level, ORANGE), sentence)
+    for spare in array.lost_spares:
+        node.raise_to(ORANGE, f"hot spare {spare.location} is {spare.state}")
+    return node
+
+
+def _group_level(group: VolumeGroupFacts) -> tuple[str, str]:
+    """(optimal/degraded/critical/failed, a sentence naming the group and its lost drives)."""
+    # As the arrays count: drives missing with their drawer come back when it is pushed in, so
+    # only failed drives make a group critical; any loss beyond the redundancy fails it.
+    lost = len(group.lost_drives)
+    failed = sum(1 for drive in group.lost_drives if "fail" in drive.state.lower())
+    if lost > group.redundancy:
+        by_drives = "failed"
+    elif failed and failed >= group.redundancy:
+        by_drives = "critical"
+    elif lost:
+        by_drives = "degraded"
+    else:
+        by_drives = "optimal"
+    reported = (group.state or "optimal").lower()
+    if reported not in VOLUME_GROUP_LEVELS:
+        reported = "degraded"  # a state word we do not know is not "as designed"
+    order = ["optimal", "degraded", "critical", "failed"]
+    level = max(by_drives, "failed" if reported == "offline" else reported, key=order.index)
+    drives = "; ".join(f"drive {d.location} {d.state}" for d in group.lost_drives)
+    if level == "failed":
+        sentence = f"volume group {group.name} has failed"
+        sentence += f" ({drives})" if drives else ""
+        sentence += ": the target on it is lost"
+    elif level == "critical":
+        sentence = f"volume group {group.name} is critical"
+        sentence += f" ({drives})" if drives else ""
+        sentence += ": no redundancy left"
+    elif level == "degraded":
+        sentence = f"volume group {group.name} is degraded"
+        sentence += f": {drives}" if drives else " (rebuilding or a drive missing)"
+    else:
+        sentence = f"volume group {group.name} is optimal"
+    return level, sentence
+
+
+def _target(
+    target: TargetFacts, servers: dict[str, ServerFacts], now: float, limits: Thresholds
+) -> Node:
+    node = Node("target", target.label, summary={"kind": target.kind})
+    if target.served_by:
+        node.summary["server"] = target.served_by
+    if not target.in_service and not target.served_by:
+        node.status = GREY
+        node.reasons.append("not in service yet")
+        return node
+    if target.served_by is None:
+        silent = [
+            name
+            for name in (target.primary, target.failover)
+            if name in servers
+            and (
+                servers[name].last_seen is None
+                or now - servers[name].last_seen > limits.sensor_silence_seconds
+            )
+        ]
+        sentence = "not mounted on any server"
+        if silent:
+            sentence += f" (no report from {', '.join(silent)})"
+        node.raise_to(RED, sentence)
+    elif target.served_by == target.failover:
+        node.raise_to(
+            ORANGE,
+            f"served by its failover server {target.failover}, not its primary {target.primary}",
+        )
+    elif target.served_by != target.primary:
+        node.raise_to(
+            ORANGE,
+            f"mounted on {target.served_by}, which is neither its primary nor its failover server",
+        )
+    if target.volume_group is not None:
+        level, sentence = _group_level(target.volume_group)
+        if level != "optimal":
+            node.raise_to(VOLUME_GROUP_LEVELS[level], sentence)
+    fill = target.fill_percent
+    if fill is not None:
+        node.summary["fill_percent"] = round(fill, 1)
+        _threshold_high(
+            node,
+            fill,
+            limits.capacity_warning_percent,
+            limits.capacity_critical_percent,
+            lambda level, limit: f"{fill:.1f} % full ({level} at {limit:g} %)",
+        )
+    return node
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _take_children(node: Node, skip: set | None = None) -> None:
+    """Worst of the children, with their reasons named, after the node's own."""
+    skip = skip or set()
+    own = list(node.reasons)
+    inherited: list[str] = []
+    statuses = []
+    for child in node.children:
+        statuses.append(child.status)
+        if id(child) in skip or child.status in (GREEN, GREY):
+            continue
+        node.raise_to(child.status)
+        inherited += [f"{child.name}: {reason}" for reason in child.reasons]
+    if statuses and all(status == GREY for status in statuses) and not own:
+        node.status = GREY
+    node.reasons = own + _limit(inherited, PARENT_REASONS - min(len(own), PARENT_REASONS - 1))
+
+
+def _limit(reasons: list[str], keep: int = PARENT_REASONS) -> list[str]:
+    if len(reasons) <= keep:
+        return reasons
+    return reasons[:keep] + [f"and {len(reasons) - keep} more"]
+
+
+def _threshold_high(node: Node, value: float, warning: float, critical: float, say) -> None:
+    if value >= critical:
+        node.raise_to(RED, say("critical", critical))
+    elif value >= warning:
+        node.raise_to(ORANGE, say("warning", warning))
+
+
+def _threshold_low(node: Node, value: float, warning: float, critical: float, say) -> None:
+    if value < critical:
+        node.raise_to(RED, say("critical", critical))
+    elif value < warning:
+        node.raise_to(ORANGE, say("warning", warning))
+
+
+def _names(labels: list[str]) -> str:
+    return ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+
+
+def _it_them(labels: list[str]) -> str:
+    return "it" if len(labels) == 1 else "them"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
+
+
+def _clock(timestamp: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))

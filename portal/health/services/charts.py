@@ -1,0 +1,393 @@
+"""The numbers behind the dashboard's charts, read from InfluxDB (DESIGN.md §6).
+
+Counters are cumulative, so rates are ``non_negative_derivative`` per series (one target on one
+server) summed afterwards: a target that fails over starts a new series and is not counted as a
+jump. A range picks its retention policy: raw points up to 6 hours, the 1-minute means up to 30
+days, the 1-hour means beyond; in the downsampled policies a field ``x`` is ``mean_x`` (the
+continuous queries keep the mean of every field).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from portal import influx
+from portal.health.choices import CHART_RANGES
+
+RAW_UP_TO_SECONDS = 6 * 3600
+MINUTE_UP_TO_SECONDS = 30 * 86400
+POINTS_PER_CHART = 240
+# Capacity and other "latest" values are searched this far back.
+LATEST_WINDOW_SECONDS = 600
+MB = 1_000_000
+
+_policies: tuple[float, set[str]] = (0.0, set())
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a range's points come from: a retention policy (None = the default, raw) and the
+    GROUP BY step in seconds."""
+
+    policy: str | None
+    step: int
+
+    def measurement(self, name: str) -> str:
+        if self.policy is None:
+            return influx.quote_identifier(name)
+        return f"{influx.quote_identifier(self.policy)}.{influx.quote_identifier(name)}"
+
+    def field(self, name: str) -> str:
+        return influx.quote_identifier(name if self.policy is None else f"mean_{name}")
+
+
+def available_policies() -> set[str]:
+    """Retention policies of the database, asked at most once a minute."""
+    global _policies
+    checked, names = _policies
+    if time.monotonic() - checked > 60:
+        try:
+            names = set(influx.retention_policies())
+        except influx.InfluxError:
+            names = set()
+        _policies = (time.monotonic(), names)
+    return names
+
+
+def source_for(range_seconds: int, policies: set[str] | None = None) -> Source:
+    policies = available_policies() if policies is None else policies
+    if range_seconds <= RAW_UP_TO_SECONDS:
+        policy, base = None, 10
+    elif range_seconds <= MINUTE_UP_TO_SECONDS:
+        policy, base = "1m", 60
+    else:
+        policy, base = "1h", 3600
+    if policy is not None and policy not in policies:
+        policy, base = None, 10  # not set up (yet): the raw points, thinned by a wider step
+    wanted = max(base, range_seconds // POINTS_PER_CHART)
+    return Source(policy, -(-wanted // base) * base)
+
+
+def range_seconds(label: str | None) -> int:
+    return CHART_RANGES.get(label or "", CHART_RANGES["1h"])
+
+
+# --- scopes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which series a chart sums: the whole filesystem, an SSU's servers, one server, one
+    target. ``where`` is an InfluxQL condition on the tags."""
+
+    where: str
+
+    @classmethod
+    def filesystem(cls, name: str) -> Scope:
+        return cls(f'"fs" = {influx.quote_string(name)}')
+
+    @classmethod
+    def servers(cls, hostnames: list[str]) -> Scope:
+        if not hostnames:
+            return cls("false")
+        return cls(
+            "(" + " OR ".join(f'"server" = {influx.quote_string(h)}' for h in hostnames) + ")"
+        )
+
+    @classmethod
+    def target(cls, label: str) -> Scope:
+        fs, _, target = label.rpartition("-")
+        condition = f'"target" = {influx.quote_string(target)}'
+        if fs:
+            condition = f'"fs" = {influx.quote_string(fs)} AND {condition}'
+        return cls(condition)
+
+
+# --- charts -----------------------------------------------------------------------------------
+
+
+def _window(seconds: int) -> str:
+    return f"time > now() - {int(seconds)}s"
+
+
+def _rates(
+    measurement: str,
+    fields: dict[str, str],
+    scope: Scope,
+    seconds: int,
+    per_series: str = "target, server",
+    scale: float = 1.0,
+) -> dict:
+    """Per-second rates of counters, summed over the scope's series, in time buckets.
+
+    ``fields`` maps a chart series name to a counter field.
+    """
+    source = source_for(seconds)
+    step = source.step
+    quote = influx.quote_identifier
+    inner = ", ".join(
+        f"non_negative_derivative(last({source.field(field)}), 1s) AS {quote(name)}"
+        for name, field in fields.items()
+    )
+    outer = ", ".join(
+        f"sum({influx.quote_identifier(name)}) AS {influx.quote_identifier(name)}"
+        for name in fields
+    )
+    statement = (
+        f"SELECT {outer} FROM (SELECT {inner} FROM {source.measurement(measurement)} "
+        f"WHERE {scope.where} AND {_window(seconds + step)} "
+        f"GROUP BY time({step}s), {per_series}) "
+        f"WHERE {_window(seconds)} GROUP BY time({step}s) fill(none)"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    return _columns(points, list(fields), scale, source)
+
+
+def _columns(points: list[dict], names: list[str], scale: float, source: Source) -> dict:
+    points = sorted(points, key=lambda p: p["time"])
+    return {
+        "time": [p["time"] for p in points],
+        "series": {
+            name: [None if p.get(name) is None else round(p[name] / scale, 3) for p in points]
+            for name in names
+        },
+        "policy": source.policy or "raw",
+        "step": source.step,
+    }
+
+
+def throughput(scope: Scope, seconds: int) -> dict:
+    """Read and write MB/s."""
+    chart = _rates("ost", {"read": "read_bytes", "write": "write_bytes"}, scope, seconds, scale=MB)
+    chart["unit"] = "MB/s"
+    return chart
+
+
+def iops(scope: Scope, seconds: int) -> dict:
+    chart = _rates("ost", {"read": "read_calls", "write": "write_calls"}, scope, seconds)
+    chart["unit"] = "IO/s"
+    return chart
+
+
+def lnet(hostname: str, seconds: int) -> dict:
+    chart = _rates(
+        "lnet",
+        {"send": "send_bytes", "receive": "recv_bytes"},
+        Scope.servers([hostname]),
+        seconds,
+        per_series="server",
+        scale=MB,
+    )
+    chart["unit"] = "MB/s"
+    return chart
+
+
+def cpu(hostname: str, seconds: int) -> dict:
+    """Busy share of the CPU by kind (user, system, iowait), in percent."""
+    kinds = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    chart = _rates(
+        "node",
+        {kind: f"cpu_{kind}" for kind in kinds},
+        Scope.servers([hostname]),
+        seconds,
+        per_series="server",
+    )
+    series = chart["series"]
+    shown = {"user": [], "system": [], "iowait": []}
+    for index in range(len(chart["time"])):
+        total = sum(series[kind][index] or 0 for kind in kinds)
+        for kind in shown:
+            value = series[kind][index]
+            shown[kind].append(
+                None if not total or value is None else round(100 * value / total, 1)
+            )
+    chart["series"] = shown
+    chart["unit"] = "%"
+    return chart
+
+
+def memory(hostname: str, seconds: int) -> dict:
+    source = source_for(seconds)
+    statement = (
+        f"SELECT last({source.field('mem_total_kb')}) AS total, "
+        f"last({source.field('mem_available_kb')}) AS available "
+        f"FROM {source.measurement('node')} WHERE {Scope.servers([hostname]).where} "
+        f"AND {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    used = [
+        {
+            "time": p["time"],
+            "used": None
+            if not p.get("total") or p.get("available") is None
+            else 100.0 * (p["total"] - p["available"]) / p["total"],
+        }
+        for p in points
+    ]
+    chart = _columns(used, ["used"], 1.0, source)
+    chart["unit"] = "%"
+    return chart
+
+
+def temperatures(hostname: str, seconds: int) -> dict:
+    """One series per BMC temperature sensor, in °C."""
+    source = source_for(seconds)
+    statement = (
+        f"SELECT mean({source.field('value')}) AS value FROM {source.measurement('bmc')} "
+        f"WHERE {Scope.servers([hostname]).where} AND \"type\" = 'temperature' "
+        f"AND {_window(seconds)} GROUP BY time({source.step}s), sensor fill(none)"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    times = sorted({p["time"] for p in points})
+    index = {t: i for i, t in enumerate(times)}
+    series: dict[str, list] = {}
+    for point in points:
+        values = series.setdefault(point.get("sensor", "?"), [None] * len(times))
+        if point.get("value") is not None:
+            values[index[point["time"]]] = round(point["value"], 1)
+    return {
+        "time": times,
+        "series": dict(sorted(series.items())),
+        "policy": source.policy or "raw",
+        "step": source.step,
+        "unit": "°C",
+    }
+
+
+def target_fill(label: str, seconds: int) -> dict:
+    source = source_for(seconds)
+    statement = (
+        f"SELECT last({source.field('kbytes_total')}) AS total, "
+        f"last({source.field('kbytes_free')}) AS free, "
+        f"last({source.field('kbytes_avail')}) AS avail FROM {source.measurement('ost')} "
+        f"WHERE {Scope.target(label).where} AND {_window(seconds)} "
+        f"GROUP BY time({source.step}s) fill(none)"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    rows = [{"time": p["time"], "fill": _fill(p)} for p in points]
+    chart = _columns(rows, ["fill"], 1.0, source)
+    chart["unit"] = "%"
+    return chart
+
+
+def _fill(point: dict) -> float | None:
+    total, free = point.get("total"), point.get("free")
+    avail = point.get("avail") if point.get("avail") is not None else free
+    if not total or free is None:
+        return None
+    used = total - free
+    return round(100.0 * used / (used + avail), 2) if used + avail > 0 else None
+
+
+def capacity(scope: Scope) -> dict:
+    """Per OST: used and available TB and fill; and the total (the OST balance view)."""
+    statement = (
+        "SELECT last(kbytes_total) AS total, last(kbytes_free) AS free, "
+        f"last(kbytes_avail) AS avail FROM ost WHERE {scope.where} "
+        f"AND {_window(LATEST_WINDOW_SECONDS)} GROUP BY fs, target"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    osts = []
+    for point in sorted(points, key=lambda p: (p.get("fs", ""), p.get("target", ""))):
+        fill = _fill(point)
+        if fill is None:
+            continue
+        used_kb = point["total"] - point["free"]
+        avail_kb = point["avail"] if point.get("avail") is not None else point["free"]
+        osts.append(
+            {
+                "label": f"{point['fs']}-{point['target']}" if point.get("fs") else point["target"],
+                "used_tb": round(used_kb / 1024**3, 3),
+                "avail_tb": round(avail_kb / 1024**3, 3),
+                "fill_percent": fill,
+            }
+        )
+    used = sum(o["used_tb"] for o in osts)
+    avail = sum(o["avail_tb"] for o in osts)
+    fills = [o["fill_percent"] for o in osts]
+    return {
+        "osts": osts,
+        "total": {
+            "used_tb": round(used, 3),
+            "avail_tb": round(avail, 3),
+            "fill_percent": round(100 * used / (used + avail), 2) if used + avail else None,
+            "spread_percent": round(max(fills) - min(fills), 2) if fills else None,
+        },
+    }
+
+
+def oss_share(scope: Scope, seconds: int) -> dict:
+    """Each OSS's bytes read and written over the range and its share of the total (the OSS
+    balance view). Bytes per series are ``spread`` (last - first) of the counter."""
+    source = source_for(seconds)
+    statement = (
+        'SELECT sum(rb) AS "read", sum(wb) AS "write" FROM (SELECT '
+        f"spread({source.field('read_bytes')}) AS rb, spread({source.field('write_bytes')}) AS wb "
+        f"FROM {source.measurement('ost')} WHERE {scope.where} AND {_window(seconds)} "
+        "GROUP BY target, server) GROUP BY server"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    servers = [
+        {
+            "server": p["server"],
+            "read_gb": round((p.get("read") or 0) / 1e9, 3),
+            "write_gb": round((p.get("write") or 0) / 1e9, 3),
+        }
+        for p in sorted(points, key=lambda p: p.get("server", ""))
+        if p.get("server")
+    ]
+    total = sum(s["read_gb"] + s["write_gb"] for s in servers)
+    for entry in servers:
+        moved = entry["read_gb"] + entry["write_gb"]
+        entry["share_percent"] = round(100 * moved / total, 1) if total else 0.0
+    mean = 100 / len(servers) if servers else 0
+    return {
+        "servers": servers,
+        "total_gb": round(total, 3),
+        "imbalance": round(max(s["share_percent"] for s in servers) / mean, 2)
+        if servers and total
+        else None,
+        "policy": source.policy or "raw",
+    }
+
+
+_SIZE_RE = re.compile(r"^(\d+)([KMG]?)")
+
+
+def _bucket_bytes(bucket: str) -> int:
+    match = _SIZE_RE.match(bucket)
+    if not match:
+        return 0
+    return int(match.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[match.group(2)]
+
+
+def io_sizes(label: str, seconds: int) -> dict:
+    """The target's disk I/O size histogram (brw_stats ``disk_io_size``) over the range; since
+    the target was mounted when nothing moved in the range."""
+    source = source_for(seconds)
+    where = f"{Scope.target(label).where} AND \"section\" = 'disk_io_size'"
+    statements = [
+        f'SELECT sum(r) AS "read", sum(w) AS "write" FROM (SELECT '
+        f"spread({source.field('read_ios')}) AS r, spread({source.field('write_ios')}) AS w "
+        f"FROM {source.measurement('brw')} WHERE {where} AND {_window(seconds)} "
+        "GROUP BY bucket, server) GROUP BY bucket",
+        f'SELECT sum(r) AS "read", sum(w) AS "write" FROM (SELECT last(read_ios) AS r, '
+        f"last(write_ios) AS w FROM brw WHERE {where} AND {_window(LATEST_WINDOW_SECONDS)} "
+        "GROUP BY bucket, server) GROUP BY bucket",
+    ]
+    in_range, since_mount = influx.query_tagged(statements, epoch="s")
+    points, period = in_range, "range"
+    if not any((p.get("read") or 0) + (p.get("write") or 0) for p in points):
+        points, period = since_mount, "since mount"
+    points = sorted(points, key=lambda p: _bucket_bytes(p.get("bucket", "")))
+    return {
+        "buckets": [p.get("bucket", "") for p in points],
+        "series": {
+            "read": [p.get("read") or 0 for p in points],
+            "write": [p.get("write") or 0 for p in points],
+        },
+        "period": period,
+        "unit": "I/Os",
+    }

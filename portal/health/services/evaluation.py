@@ -1,0 +1,536 @@
+"""The health engine's shell: facts in from the inventory and InfluxDB, colours out to the cache.
+
+``gather_facts`` reads the inventory and the newest points of the sensors (DESIGN.md §6) into
+the plain facts of ``portal.health.rules``; ``evaluate_and_store`` runs the rules and keeps one
+``HealthStatus`` row per object and a ``StatusChange`` row per change of colour. Colour changes
+are claimed with a conditional update, so two evaluations at once write each change once.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from portal import influx
+from portal.health import rules
+from portal.health.choices import NodeKind, Status
+from portal.health.models import HealthSettings, HealthStatus, StatusChange
+from portal.inventory.choices import PairKind, TargetKind, TargetState
+from portal.inventory.models import (
+    SSU,
+    Drive,
+    Enclosure,
+    Filesystem,
+    ServerPair,
+    StorageArray,
+    Target,
+    VolumeGroup,
+)
+
+log = logging.getLogger(__name__)
+
+# How far back a sensor's last round is looked for; older means "nothing for a long time".
+LAST_SEEN_WINDOW_SECONDS = 3600
+# Targets that are not expected to be mounted yet.
+NOT_IN_SERVICE = {TargetState.PLANNED, TargetState.FORMATTED}
+CPU_FIELDS = (
+    "cpu_user",
+    "cpu_nice",
+    "cpu_system",
+    "cpu_idle",
+    "cpu_iowait",
+    "cpu_irq",
+    "cpu_softirq",
+    "cpu_steal",
+)
+_ADDRESS_RE = re.compile(
+    r"^(?:(?P<enclosure>.+?)[:/])?(?P<tray>\d+)?[.,:/]?(?P<drawer>\d+)[.,:/](?P<slot>\d+)$"
+)
+
+
+@dataclass
+class Metrics:
+    """The newest points of the sensors, by object."""
+
+    sensor_seen: dict[str, float] = field(default_factory=dict)  # server -> seconds
+    node: dict[str, list[dict]] = field(default_factory=dict)  # server -> newest first
+    bmc_seen: dict[str, float] = field(default_factory=dict)
+    bmc: dict[str, list[dict]] = field(default_factory=dict)
+    targets: dict[str, list[dict]] = field(default_factory=dict)  # label -> one per server
+    target_round: dict[str, float] = field(default_factory=dict)  # server -> newest target time
+    arrays: dict[str, dict[tuple[str, str], dict]] = field(default_factory=dict)
+    array_seen: dict[str, float] = field(default_factory=dict)
+
+
+def read_metrics(silence_seconds: float) -> Metrics:
+    """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``."""
+    short = int(max(60, 3 * silence_seconds))
+    statements = [
+        f"SELECT last(collect_seconds) FROM sensor WHERE time > now() - "
+        f"{LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
+        f"SELECT {', '.join(CPU_FIELDS)}, mem_total_kb, mem_available_kb, lustre_healthy "
+        f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
+        f"SELECT last(ok) FROM bmc WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
+        "GROUP BY server",
+        f"SELECT value, ok FROM bmc WHERE time > now() - {short}s "
+        "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
+        f"SELECT kbytes_total, kbytes_free, kbytes_avail FROM ost WHERE time > now() - {short}s "
+        "GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
+        f"SELECT kbytes_total, kbytes_free, kbytes_avail FROM mdt WHERE time > now() - {short}s "
+        "GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
+        f"SELECT state, ok FROM array WHERE time > now() - {short}s "
+        "GROUP BY array, component, id, server ORDER BY time DESC LIMIT 1",
+    ]
+    sensor, node, bmc_seen, bmc, ost, mdt, array = influx.query_tagged(statements, epoch="ms")
+    metrics = Metrics()
+    for point in sensor:
+        metrics.sensor_seen[point["server"]] = point["time"] / 1000
+    for point in node:
+        metrics.node.setdefault(point["server"], []).append(point)
+    for point in bmc_seen:
+        metrics.bmc_seen[point["server"]] = point["time"] / 1000
+    for point in bmc:
+        metrics.bmc.setdefault(point["server"], []).append(point)
+    for point in ost + mdt:
+        if not point.get("target") or not point.get("server"):
+            continue
+        label = f"{point['fs']}-{point['target']}" if point.get("fs") else point["target"]
+        metrics.targets.setdefault(label, []).append(point)
+        seconds = point["time"] / 1000
+        if seconds > metrics.target_round.get(point["server"], 0):
+            metrics.target_round[point["server"]] = seconds
+    for point in array:
+        key = (point.get("component", ""), point.get("id", ""))
+        components = metrics.arrays.setdefault(point.get("array", ""), {})
+        if key not in components or components[key]["time"] < point["time"]:
+            components[key] = point
+        seconds = point["time"] / 1000
+        if seconds > metrics.array_seen.get(point.get("array", ""), 0):
+            metrics.array_seen[point.get("array", "")] = seconds
+    return metrics
+
+
+# --- facts ------------------------------------------------------------------------------------
+
+
+def gather_facts(
+    now: float | None = None,
+    thresholds: rules.Thresholds | None = None,
+    metrics: Metrics | None = None,
+) -> rules.RackFacts:
+    now = time.time() if now is None else now
+    thresholds = thresholds or HealthSettings.load().thresholds()
+    if metrics is None:
+        metrics = read_metrics(thresholds.sensor_silence_seconds)
+    facts = rules.RackFacts(now=now, thresholds=thresholds)
+
+    pairs = list(ServerPair.objects.select_related("filesystem").prefetch_related("servers"))
+    ssu_names = dict(SSU.objects.values_list("pair_id", "name"))
+    arrays_by_pair: dict[int, list[StorageArray]] = defaultdict(list)
+    for array in StorageArray.objects.all():
+        arrays_by_pair[array.pair_id].append(array)
+    groups = {
+        group.pk: group for group in VolumeGroup.objects.select_related("array").order_by("name")
+    }
+    group_facts = _volume_group_facts(groups, metrics)
+    targets_by_pair: dict[int, list[Target]] = defaultdict(list)
+    for target in Target.objects.select_related(
+        "primary_server", "failover_server", "filesystem"
+    ).order_by("kind", "index"):
+        targets_by_pair[target.primary_server.pair_id].append(target)
+
+    filesystems = {fs.pk: rules.FilesystemFacts(fs.name) for fs in Filesystem.objects.all()}
+    # The MDS pair first, then the SSUs in name order.
+    pairs.sort(key=lambda pair: (pair.kind != PairKind.MDS, ssu_names.get(pair.pk, pair.name)))
+    for pair in pairs:
+        servers = [
+            _server_facts(server.hostname, server.role, metrics, now, thresholds)
+            for server in sorted(pair.servers.all(), key=lambda s: s.hostname)
+        ]
+        targets = [
+            _target_facts(t, metrics, group_facts, now, thresholds.sensor_silence_seconds)
+            for t in targets_by_pair[pair.pk]
+        ]
+        _infer_mgs(targets)
+        arrays = [
+            _array_facts(array, groups, group_facts, metrics)
+            for array in sorted(arrays_by_pair[pair.pk], key=lambda a: a.name)
+        ]
+        unit = rules.UnitFacts(
+            kind="ssu" if pair.pk in ssu_names else "pair",
+            name=ssu_names.get(pair.pk, pair.name),
+            pair=rules.PairFacts(pair.name, pair.kind, servers),
+            arrays=arrays,
+            targets=targets,
+        )
+        filesystems[pair.filesystem_id].units.append(unit)
+    facts.filesystems = sorted(filesystems.values(), key=lambda fs: fs.name)
+    return facts
+
+
+def node_name(target: Target) -> str:
+    """The target's name in the health tree: its label, made unique for the MGS."""
+    if target.kind == TargetKind.MGT:
+        return f"{target.filesystem.name}-MGS"
+    return target.label
+
+
+def _server_facts(
+    hostname: str, role: str, metrics: Metrics, now: float, limits: rules.Thresholds
+) -> rules.ServerFacts:
+    server = rules.ServerFacts(hostname=hostname, role=role)
+    server.last_seen = metrics.sensor_seen.get(hostname)
+    rounds = metrics.node.get(hostname, [])
+    if rounds:
+        newest = rounds[0]
+        if newest.get("lustre_healthy") is not None:
+            server.lustre_healthy = bool(newest["lustre_healthy"])
+        total, available = newest.get("mem_total_kb"), newest.get("mem_available_kb")
+        if total and available is not None:
+            server.memory_available_percent = 100.0 * available / total
+        if len(rounds) >= 2:
+            server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
+    server.bmc_last_seen = metrics.bmc_seen.get(hostname)
+    for point in metrics.bmc.get(hostname, []):
+        server.bmc_readings.append(
+            rules.BmcReading(
+                sensor=point.get("sensor", "?"),
+                type=point.get("type", "other"),
+                value=point.get("value"),
+                ok=point.get("ok", 1) != 0,
+            )
+        )
+    return server
+
+
+def _cpu_idle(older: dict, newer: dict) -> float | None:
+    deltas = [
+        (newer.get(name) or 0) - (older.get(name) or 0)
+        for name in CPU_FIELDS
+        if newer.get(name) is not None
+    ]
+    busy_total = sum(delta for delta in deltas if delta > 0)
+    if busy_total <= 0 or newer.get("cpu_idle") is None or older.get("cpu_idle") is None:
+        return None
+    return 100.0 * max(0, newer["cpu_idle"] - older["cpu_idle"]) / busy_total
+
+
+def _target_facts(
+    target: Target,
+    metrics: Metrics,
+    group_facts: dict[int, rules.VolumeGroupFacts],
+    now: float,
+    silence_seconds: float,
+) -> rules.TargetFacts:
+    facts = rules.TargetFacts(
+        label=node_name(target),
+        kind=target.kind,
+        primary=target.primary_server.hostname,
+        failover=target.failover_server.hostname,
+        in_service=target.state not in NOT_IN_SERVICE,
+        volume_group=group_facts.get(target.volume_group_id),
+    )
+    # Mounted on a server when that server's newest round, if recent, includes it.
+    newest = None
+    for point in metrics.targets.get(target.label, []):
+        seconds = point["time"] / 1000
+        if seconds < metrics.target_round.get(point["server"], 0):
+            continue  # an older round: unmounted there since
+        if now - seconds > silence_seconds:
+            continue  # that server's sensor has gone silent: we do not know
+        if (
+            newest is None
+            or point["time"] > newest["time"]
+            or (point["time"] == newest["time"] and point["server"] == facts.primary)
+        ):
+            newest = point
+    if newest is not None:
+        facts.served_by = newest["server"]
+        facts.kbytes_total = newest.get("kbytes_total")
+        facts.kbytes_free = newest.get("kbytes_free")
+        facts.kbytes_avail = newest.get("kbytes_avail")
+    return facts
+
+
+def _infer_mgs(targets: list[rules.TargetFacts]) -> None:
+    """Sensors report MDTs and OSTs, not the MGS: it runs where the MDT on its group runs."""
+    for mgs in (t for t in targets if t.kind == TargetKind.MGT and t.served_by is None):
+        for other in targets:
+            if other is not mgs and other.volume_group is mgs.volume_group and other.served_by:
+                mgs.served_by = other.served_by
+                break
+
+
+def _redundancy(raid: str) -> int:
+    raid = raid.lower().replace("raid", "")
+    match = re.fullmatch(r"(\d+)\+(\d+)", raid)
+    if match:
+        data, parity = int(match.group(1)), int(match.group(2))
+        return 1 if data == parity else parity
+    return {"6": 2, "5": 1, "1": 1, "10": 1}.get(raid, 1)
+
+
+def _volume_group_facts(
+    groups: dict[int, VolumeGroup], metrics: Metrics
+) -> dict[int, rules.VolumeGroupFacts]:
+    facts = {
+        pk: rules.VolumeGroupFacts(name=group.name, redundancy=_redundancy(group.raid))
+        for pk, group in groups.items()
+    }
+    by_name = {group.name: pk for pk, group in groups.items()}
+    lost_by_array: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for array_name, components in metrics.arrays.items():
+        for (component, ident), point in components.items():
+            if component == "volume_group" and ident in by_name:
+                facts[by_name[ident]].state = str(point.get("state") or "")
+            elif component == "drive" and not point.get("ok", 1):
+                lost_by_array[array_name].append((ident, str(point.get("state") or "failed")))
+    for array_name, drives in lost_by_array.items():
+        for location, state, group_pk in _locate_drives(array_name, drives):
+            if group_pk in facts and _is_lost(state):
+                facts[group_pk].lost_drives.append(rules.DriveFacts(location, state))
+    return facts
+
+
+def _is_lost(state: str) -> bool:
+    state = state.lower()
+    return state in rules.LOST_DRIVE_STATES or "fail" in state
+
+
+def _locate_drives(
+    array_name: str, drives: list[tuple[str, str]]
+) -> list[tuple[str, str, int | None]]:
+    """(location in words, state, volume group pk) of drives the array reports by id.
+
+    Ids name the enclosure by its tray number (its position in the array, 0 = the controller
+    enclosure) or by name, then the drawer and slot: "1.2.5", "1:2:5", "ssu01-a-e1:2:5".
+    """
+    enclosures = {
+        enclosure.position: enclosure
+        for enclosure in Enclosure.objects.filter(array__name=array_name)
+    }
+    by_name = {enclosure.name: enclosure for enclosure in enclosures.values()}
+    located = []
+    for ident, state in sorted(drives):
+        match = _ADDRESS_RE.match(ident)
+        enclosure = None
+        if match:
+            if match.group("enclosure") in by_name:
+                enclosure = by_name[match.group("enclosure")]
+            elif match.group("tray") is not None:
+                enclosure = enclosures.get(int(match.group("tray")))
+            elif len(enclosures) == 1:
+                enclosure = next(iter(enclosures.values()))
+        if enclosure is None:
+            located.append((f"{ident} of {array_name}", state, None))
+            continue
+        drawer, slot = int(match.group("drawer")), int(match.group("slot"))
+        group_pk = (
+            Drive.objects.filter(enclosure=enclosure, drawer=drawer, slot=slot)
+            .values_list("volume_group_id", flat=True)
+            .first()
+        )
+        located.append((f"{enclosure.name} drawer {drawer} slot {slot}", state, group_pk))
+    return located
+
+
+def _array_facts(
+    array: StorageArray,
+    groups: dict[int, VolumeGroup],
+    group_facts: dict[int, rules.VolumeGroupFacts],
+    metrics: Metrics,
+) -> rules.ArrayFacts:
+    facts = rules.ArrayFacts(name=array.name, last_seen=metrics.array_seen.get(array.name))
+    components = metrics.arrays.get(array.name, {})
+    for (component, ident), point in sorted(components.items()):
+        if component == "controller":
+            state = str(point.get("state") or "")
+            facts.controllers[ident] = "optimal" if point.get("ok", 1) else (state or "failed")
+    facts.volume_groups = [
+        group_facts[pk] for pk, group in groups.items() if group.array_id == array.pk
+    ]
+    lost_in_groups = {d.location for g in facts.volume_groups for d in g.lost_drives}
+    spares = [
+        (ident, str(point.get("state") or "failed"))
+        for (component, ident), point in components.items()
+        if component == "drive" and not point.get("ok", 1)
+    ]
+    if spares:
+        for location, state, group_pk in _locate_drives(array.name, spares):
+            if group_pk is None and location not in lost_in_groups:
+                facts.lost_spares.append(rules.DriveFacts(location, state))
+    return facts
+
+
+# --- evaluation and the cache -----------------------------------------------------------------
+
+
+@dataclass
+class EvaluationResult:
+    trees: list[rules.Node]
+    changes: list[StatusChange]
+    seconds: float
+    objects: int
+
+
+def evaluate(now: float | None = None) -> list[rules.Node]:
+    """The trees as the rules see the rack now (nothing stored)."""
+    return rules.evaluate(gather_facts(now))
+
+
+def evaluate_and_store(now: float | None = None) -> EvaluationResult:
+    started = time.perf_counter()
+    trees = evaluate(now)
+    changes = store(trees)
+    objects = sum(1 for tree in trees for _ in tree.walk())
+    return EvaluationResult(trees, changes, time.perf_counter() - started, objects)
+
+
+def cached_rows() -> dict[tuple[str, str], HealthStatus]:
+    return {(row.kind, row.name): row for row in HealthStatus.objects.all()}
+
+
+def store(
+    trees: list[rules.Node], cached: dict[tuple[str, str], HealthStatus] | None = None
+) -> list[StatusChange]:
+    """Keep each node's colour; write a StatusChange for every colour that changed.
+
+    A change is claimed by updating the row only if it still has the colour this evaluation
+    read (``cached``), so a second evaluation that read the same rows at the same moment finds
+    nothing left to claim and writes no duplicate.
+    """
+    moment = timezone.now()
+    cached = cached_rows() if cached is None else cached
+    seen: set[tuple[str, str]] = set()
+    changes: list[StatusChange] = []
+    refreshed: list[HealthStatus] = []
+    created: list[HealthStatus] = []
+    for tree in trees:
+        positions: dict[int, int] = defaultdict(int)
+        for node, parent in tree.walk():
+            key = (node.kind, node.name)
+            if key in seen:
+                continue  # the same name twice in the inventory: keep the first
+            seen.add(key)
+            position = positions[id(parent)]
+            positions[id(parent)] += 1
+            place = {
+                "parent_kind": parent.kind if parent else "",
+                "parent_name": parent.name if parent else "",
+                "position": position,
+            }
+            row = cached.get(key)
+            if row is None:
+                created.append(
+                    HealthStatus(
+                        kind=node.kind,
+                        name=node.name,
+                        status=node.status,
+                        reasons=node.reasons,
+                        summary=node.summary,
+                        since=moment,
+                        checked=moment,
+                        **place,
+                    )
+                )
+                if node.status not in (Status.GREEN, Status.GREY):
+                    changes.append(_change(node, "", moment))
+                continue
+            if row.status != node.status:
+                claimed = HealthStatus.objects.filter(pk=row.pk, status=row.status).update(
+                    status=node.status,
+                    reasons=node.reasons,
+                    summary=node.summary,
+                    since=moment,
+                    checked=moment,
+                    **place,
+                )
+                if claimed == 1:
+                    changes.append(_change(node, row.status, moment))
+                continue
+            row.reasons, row.summary, row.checked = node.reasons, node.summary, moment
+            for name, value in place.items():
+                setattr(row, name, value)
+            refreshed.append(row)
+    with transaction.atomic():
+        if created:
+            try:
+                with transaction.atomic():
+                    HealthStatus.objects.bulk_create(created)
+            except IntegrityError:
+                # Another evaluation created some first: add ours one by one, keep theirs.
+                for row in created:
+                    HealthStatus.objects.get_or_create(
+                        kind=row.kind, name=row.name, defaults=_fields(row)
+                    )
+        if refreshed:
+            HealthStatus.objects.bulk_update(
+                refreshed,
+                ["reasons", "summary", "checked", "parent_kind", "parent_name", "position"],
+                batch_size=500,
+            )
+        gone = [row.pk for key, row in cached.items() if key not in seen]
+        if gone:
+            HealthStatus.objects.filter(pk__in=gone).delete()
+        if changes:
+            StatusChange.objects.bulk_create(changes)
+    for change in changes:
+        log.info("%s %s: %s -> %s", change.kind, change.name, change.old or "new", change.new)
+    return changes
+
+
+def _change(node: rules.Node, old: str, moment) -> StatusChange:
+    return StatusChange(
+        kind=node.kind, name=node.name, old=old, new=node.status, reasons=node.reasons, at=moment
+    )
+
+
+def _fields(row: HealthStatus) -> dict:
+    return {
+        name: getattr(row, name)
+        for name in (
+            "status",
+            "reasons",
+            "summary",
+            "parent_kind",
+            "parent_name",
+            "position",
+            "since",
+            "checked",
+        )
+    }
+
+
+# --- reading the cache ------------------------------------------------------------------------
+
+
+def cached_trees() -> list[dict]:
+    """The trees as last evaluated, from the cache: one query, no InfluxDB."""
+    rows = list(HealthStatus.objects.order_by("position", "pk"))
+    children: dict[tuple[str, str], list[HealthStatus]] = defaultdict(list)
+    for row in rows:
+        children[(row.parent_kind, row.parent_name)].append(row)
+
+    def build(row: HealthStatus) -> dict:
+        return {
+            "kind": row.kind,
+            "name": row.name,
+            "status": row.status,
+            "reasons": row.reasons,
+            "summary": row.summary,
+            "since": row.since.isoformat(),
+            "children": [build(child) for child in children.get((row.kind, row.name), [])],
+        }
+
+    return [build(row) for row in children.get(("", ""), []) if row.kind == NodeKind.FILESYSTEM]
+
+
+def last_checked():
+    row = HealthStatus.objects.order_by("-checked").only("checked").first()
+    return row.checked if row else None

@@ -1,0 +1,52 @@
+"""Fixtures of the health tests: a saved inventory (MDS pair and the reference SSU, provisioned),
+and an InfluxDB database of its own for each test, on the test profile's real InfluxDB."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from portal import influx
+
+SPECS = Path(__file__).resolve().parents[3] / "provisioning" / "tests" / "specs"
+
+
+def load_spec(name: str) -> dict:
+    return json.loads((SPECS / f"{name}.json").read_text())
+
+
+def provisioned(pairs) -> None:
+    """What a finished provisioning job leaves: every target mounted on its primary."""
+    from portal.inventory.choices import TargetState
+    from portal.inventory.models import Target
+
+    for pair in pairs:
+        for target in Target.objects.filter(primary_server__pair=pair):
+            target.state = TargetState.MOUNTED
+            target.current_server = target.primary_server
+            target.save(update_fields=["state", "current_server"])
+
+
+@pytest.fixture
+def rack_inventory(db):
+    """scratch: MDS pair mds01 (mds01, mds02) and SSU ssu01 (oss01, oss02, 24 OSTs), mounted."""
+    from portal.inventory.services import save_plans
+
+    pairs = save_plans(
+        [copy.deepcopy(load_spec("mds_pair")), copy.deepcopy(load_spec("reference_ssu"))]
+    )
+    provisioned(pairs)
+    return pairs
+
+
+@pytest.fixture
+def metrics_db(services, settings):
+    """A fresh InfluxDB database for this test, dropped afterwards."""
+    settings.INFLUXDB_DATABASE = f"health_{uuid.uuid4().hex[:10]}"
+    influx.ensure_database()
+    yield settings.INFLUXDB_DATABASE
+    influx.client().drop_database(settings.INFLUXDB_DATABASE)

@@ -1,0 +1,366 @@
+"""The health rules on plain facts: each row of the failure matrix gives the colours and reasons
+that the dashboard shows (DESIGN.md §2 and §7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.health import rules
+from portal.health.rules import GREEN, GREY, ORANGE, RED
+
+NOW = 1_700_000_000.0
+
+
+def make_rack(osts: int = 4, thresholds: rules.Thresholds | None = None) -> rules.RackFacts:
+    """One filesystem: an MDS pair with an MGS and an MDT, and one SSU of two OSS with one array
+    and ``osts`` OSTs, even ones on oss01, odd ones on oss02, all healthy and half full."""
+    mds = [rules.ServerFacts(h, "mds", last_seen=NOW - 5) for h in ("mds01", "mds02")]
+    mdt_group = rules.VolumeGroupFacts("mds01-a-vg00", state="optimal", redundancy=1)
+    mds_unit = rules.UnitFacts(
+        kind="pair",
+        name="mds01",
+        pair=rules.PairFacts("mds01", "mds", mds),
+        arrays=[
+            rules.ArrayFacts(
+                "mds01-a",
+                last_seen=NOW - 5,
+                controllers={"A": "optimal", "B": "optimal"},
+                volume_groups=[mdt_group],
+            )
+        ],
+        targets=[
+            rules.TargetFacts("scratch-MGS", "MGT", "mds01", "mds02", True, "mds01", mdt_group),
+            rules.TargetFacts("scratch-MDT0000", "MDT", "mds01", "mds02", True, "mds01", mdt_group),
+        ],
+    )
+    oss = [
+        rules.ServerFacts(
+            h,
+            "oss",
+            last_seen=NOW - 5,
+            cpu_idle_percent=70,
+            memory_available_percent=60,
+            bmc_last_seen=NOW - 5,
+            bmc_readings=[
+                rules.BmcReading("CPU1 Temp", "temperature", 45, True),
+                rules.BmcReading("FAN1", "fan", 4200, True),
+            ],
+        )
+        for h in ("oss01", "oss02")
+    ]
+    groups = [
+        rules.VolumeGroupFacts(f"ssu01-a-vg{i:02d}", state="optimal", redundancy=2)
+        for i in range(osts)
+    ]
+    targets = [
+        rules.TargetFacts(
+            label=f"scratch-OST{i:04x}",
+            kind="OST",
+            primary="oss01" if i % 2 == 0 else "oss02",
+            failover="oss02" if i % 2 == 0 else "oss01",
+            served_by="oss01" if i % 2 == 0 else "oss02",
+            volume_group=groups[i],
+            kbytes_total=1000,
+            kbytes_free=500,
+            kbytes_avail=500,
+        )
+        for i in range(osts)
+    ]
+    ssu = rules.UnitFacts(
+        kind="ssu",
+        name="ssu01",
+        pair=rules.PairFacts("ssu01", "oss", oss),
+        arrays=[
+            rules.ArrayFacts(
+                "ssu01-a",
+                last_seen=NOW - 5,
+                controllers={"A": "optimal", "B": "optimal"},
+                volume_groups=groups,
+            )
+        ],
+        targets=targets,
+    )
+    return rules.RackFacts(
+        now=NOW,
+        thresholds=thresholds or rules.Thresholds(),
+        filesystems=[rules.FilesystemFacts("scratch", [mds_unit, ssu])],
+    )
+
+
+def nodes(rack: rules.RackFacts) -> dict[tuple[str, str], rules.Node]:
+    (tree,) = rules.evaluate(rack)
+    return {(node.kind, node.name): node for node, _ in tree.walk()}
+
+
+def unit(rack: rules.RackFacts, name: str = "ssu01") -> rules.UnitFacts:
+    return next(u for u in rack.filesystems[0].units if u.name == name)
+
+
+def server(rack: rules.RackFacts, hostname: str) -> rules.ServerFacts:
+    return next(
+        s for u in rack.filesystems[0].units for s in u.pair.servers if s.hostname == hostname
+    )
+
+
+def target(rack: rules.RackFacts, label: str) -> rules.TargetFacts:
+    return next(t for u in rack.filesystems[0].units for t in u.targets if t.label == label)
+
+
+def test_a_rack_as_designed_is_green_everywhere_with_no_reasons():
+    found = nodes(make_rack())
+    assert {node.status for node in found.values()} == {GREEN}
+    assert all(node.reasons == [] for node in found.values())
+    assert ("ssu", "ssu01") in found and ("pair", "mds01") in found
+    assert found[("target", "scratch-OST0001")].summary["server"] == "oss02"
+    assert found[("filesystem", "scratch")].summary["fill_percent"] == 50.0
+
+
+def test_the_tree_puts_servers_under_their_pair_and_targets_and_arrays_under_the_ssu():
+    (tree,) = rules.evaluate(make_rack())
+    assert tree.kind == "filesystem"
+    assert [(c.kind, c.name) for c in tree.children] == [("pair", "mds01"), ("ssu", "ssu01")]
+    ssu = tree.children[1]
+    assert [c.kind for c in ssu.children] == ["pair", "array"] + ["target"] * 4
+    assert [c.name for c in ssu.children[0].children] == ["oss01", "oss02"]
+    as_json = tree.as_dict()
+    assert set(as_json) == {"kind", "name", "status", "reasons", "summary", "children"}
+
+
+def test_one_failed_drive_makes_the_ost_orange_naming_the_drive_and_the_volume_group():
+    rack = make_rack()
+    group = target(rack, "scratch-OST0002").volume_group
+    group.state = "degraded"
+    group.lost_drives = [rules.DriveFacts("ssu01-a-e0 drawer 3 slot 5", "failed")]
+    found = nodes(rack)
+    ost = found[("target", "scratch-OST0002")]
+    assert ost.status == ORANGE
+    assert ost.reasons == [
+        "volume group ssu01-a-vg02 is degraded: drive ssu01-a-e0 drawer 3 slot 5 failed"
+    ]
+    assert found[("ssu", "ssu01")].status == ORANGE
+    assert found[("filesystem", "scratch")].status == ORANGE
+    assert found[("target", "scratch-OST0000")].status == GREEN
+    assert found[("server", "oss01")].status == GREEN
+
+
+def test_two_failed_drives_in_one_group_leave_no_redundancy_and_the_ost_is_red():
+    rack = make_rack()
+    group = target(rack, "scratch-OST0001").volume_group
+    group.lost_drives = [
+        rules.DriveFacts("ssu01-a-e0 drawer 1 slot 3", "failed"),
+        rules.DriveFacts("ssu01-a-e0 drawer 2 slot 3", "failed"),
+    ]
+    ost = nodes(rack)[("target", "scratch-OST0001")]
+    assert ost.status == RED
+    assert "no redundancy left" in ost.reasons[0]
+    assert "drawer 1 slot 3" in ost.reasons[0] and "drawer 2 slot 3" in ost.reasons[0]
+
+
+def test_three_failed_drives_lose_the_ost_and_turn_the_filesystem_red():
+    rack = make_rack()
+    group = target(rack, "scratch-OST0003").volume_group
+    group.state = "failed"
+    group.lost_drives = [
+        rules.DriveFacts(f"ssu01-a-e1 drawer {d} slot 7", "failed") for d in (1, 2, 3)
+    ]
+    found = nodes(rack)
+    assert found[("target", "scratch-OST0003")].status == RED
+    assert "has failed" in found[("target", "scratch-OST0003")].reasons[0]
+    fs = found[("filesystem", "scratch")]
+    assert fs.status == RED
+    assert any("scratch-OST0003 lost" in reason for reason in fs.reasons)
+
+
+def test_the_array_reporting_a_degraded_group_counts_even_before_drives_are_named():
+    rack = make_rack()
+    target(rack, "scratch-OST0000").volume_group.state = "degraded"
+    ost = nodes(rack)[("target", "scratch-OST0000")]
+    assert ost.status == ORANGE
+    assert "ssu01-a-vg00 is degraded" in ost.reasons[0]
+
+
+def test_a_whole_drawer_lost_degrades_every_group_of_the_enclosure_but_all_stay_online():
+    rack = make_rack()
+    for i, t in enumerate(unit(rack).targets):
+        # A RAID-6 8+2 group has two drives in each drawer: a drawer takes two of each group.
+        t.volume_group.lost_drives = [
+            rules.DriveFacts(f"ssu01-a-e0 drawer 4 slot {2 * i + 1}", "missing"),
+            rules.DriveFacts(f"ssu01-a-e0 drawer 4 slot {2 * i + 2}", "missing"),
+        ]
+    found = nodes(rack)
+    assert {found[("target", t.label)].status for t in unit(rack).targets} == {ORANGE}
+    assert found[("filesystem", "scratch")].status == ORANGE
+
+
+def test_an_oss_crash_makes_the_server_red_its_osts_orange_on_the_partner_and_the_ssu_orange():
+    rack = make_rack()
+    server(rack, "oss01").last_seen = NOW - 95
+    for t in unit(rack).targets:
+        t.served_by = "oss02"
+    found = nodes(rack)
+    oss01 = found[("server", "oss01")]
+    assert oss01.status == RED
+    assert "its sensor has sent nothing for 95 s" in oss01.reasons[0]
+    assert found[("server", "oss02")].status == GREEN
+    for label in ("scratch-OST0000", "scratch-OST0002"):
+        ost = found[("target", label)]
+        assert ost.status == ORANGE
+        assert ost.reasons == ["served by its failover server oss02, not its primary oss01"]
+    assert found[("target", "scratch-OST0001")].status == GREEN
+    assert found[("pair", "ssu01")].status == ORANGE
+    assert found[("ssu", "ssu01")].status == ORANGE
+    assert found[("filesystem", "scratch")].status == ORANGE
+    assert any("oss02 carries the pair" in reason for reason in found[("pair", "ssu01")].reasons)
+
+
+def test_a_target_mounted_nowhere_is_red():
+    rack = make_rack()
+    target(rack, "scratch-OST0001").served_by = None
+    found = nodes(rack)
+    assert found[("target", "scratch-OST0001")].status == RED
+    assert found[("target", "scratch-OST0001")].reasons == ["not mounted on any server"]
+    assert found[("ssu", "ssu01")].status == RED
+    assert found[("filesystem", "scratch")].status == RED
+
+
+def test_both_servers_of_a_pair_silent_make_the_pair_and_its_targets_red():
+    rack = make_rack()
+    for hostname in ("oss01", "oss02"):
+        server(rack, hostname).last_seen = None
+    for t in unit(rack).targets:
+        t.served_by = None
+    found = nodes(rack)
+    assert found[("pair", "ssu01")].status == RED
+    assert "no server of the pair is working" in found[("pair", "ssu01")].reasons
+    assert found[("target", "scratch-OST0000")].reasons == [
+        "not mounted on any server (no report from oss01, oss02)"
+    ]
+
+
+def test_a_public_lnet_link_down_moves_targets_and_shows_the_server_not_green():
+    rack = make_rack()
+    oss01 = server(rack, "oss01")
+    oss01.lnet_up = False
+    for t in unit(rack).targets:
+        t.served_by = "oss02"
+    found = nodes(rack)
+    assert found[("server", "oss01")].status in (ORANGE, RED)
+    assert any("LNet" in reason for reason in found[("server", "oss01")].reasons)
+    assert any("run on oss02" in reason for reason in found[("server", "oss01")].reasons)
+    assert found[("target", "scratch-OST0000")].status == ORANGE
+
+
+def test_a_dead_bmc_leaves_only_the_pdu_to_fence_and_the_server_is_orange():
+    rack = make_rack()
+    server(rack, "oss02").bmc_last_seen = NOW - 300
+    found = nodes(rack)
+    assert found[("server", "oss02")].status == ORANGE
+    assert "only the PDU can fence it" in found[("server", "oss02")].reasons[0]
+
+
+def test_one_sas_path_down_is_orange_and_all_paths_to_an_array_down_is_red():
+    rack = make_rack()
+    server(rack, "oss01").sas_paths = {"ssu01-a/A": False, "ssu01-a/B": True}
+    assert nodes(rack)[("server", "oss01")].status == ORANGE
+    server(rack, "oss01").sas_paths = {"ssu01-a/A": False, "ssu01-a/B": False}
+    assert nodes(rack)[("server", "oss01")].status == RED
+
+
+def test_a_failed_raid_controller_makes_the_array_orange_and_both_failed_make_it_red():
+    rack = make_rack()
+    array = unit(rack).arrays[0]
+    array.controllers["B"] = "failed"
+    found = nodes(rack)
+    assert found[("array", "ssu01-a")].status == ORANGE
+    assert found[("array", "ssu01-a")].reasons == [
+        "controller B has failed (failed): controller A serves every volume"
+    ]
+    array.controllers["A"] = "failed"
+    assert nodes(rack)[("array", "ssu01-a")].status == RED
+
+
+@pytest.mark.parametrize(
+    ("fill", "status"), [(79.9, GREEN), (80.0, ORANGE), (94.9, ORANGE), (95.0, RED)]
+)
+def test_ost_capacity_is_orange_from_80_and_red_from_95_percent(fill, status):
+    rack = make_rack()
+    ost = target(rack, "scratch-OST0000")
+    ost.kbytes_total, ost.kbytes_free, ost.kbytes_avail = (
+        10000,
+        10000 - fill * 100,
+        10000 - fill * 100,
+    )
+    assert nodes(rack)[("target", "scratch-OST0000")].status == status
+
+
+def test_changed_capacity_thresholds_change_the_colour():
+    limits = rules.Thresholds(capacity_warning_percent=40, capacity_critical_percent=45)
+    found = nodes(make_rack(thresholds=limits))
+    assert found[("target", "scratch-OST0000")].status == RED
+    assert found[("target", "scratch-OST0000")].reasons == ["50.0 % full (critical at 45 %)"]
+
+
+@pytest.mark.parametrize(("celsius", "status"), [(59, GREEN), (60, ORANGE), (80, RED)])
+def test_temperatures_are_orange_from_60_and_red_from_80_celsius(celsius, status):
+    rack = make_rack()
+    server(rack, "oss01").bmc_readings[0].value = celsius
+    node = nodes(rack)[("server", "oss01")]
+    assert node.status == status
+    if status != GREEN:
+        assert node.reasons[0].startswith(f"CPU1 Temp at {celsius} °C")
+
+
+def test_a_busy_cpu_and_short_memory_are_warnings_then_critical():
+    rack = make_rack()
+    server(rack, "oss01").cpu_idle_percent = 5
+    assert nodes(rack)[("server", "oss01")].status == ORANGE
+    server(rack, "oss01").cpu_idle_percent = 1
+    assert nodes(rack)[("server", "oss01")].status == RED
+    server(rack, "oss01").cpu_idle_percent = 50
+    server(rack, "oss01").memory_available_percent = 2
+    assert "of memory available" in nodes(rack)[("server", "oss01")].reasons[0]
+
+
+def test_a_failed_fan_is_orange_and_lustre_unhealthy_is_red():
+    rack = make_rack()
+    server(rack, "oss02").bmc_readings[1].ok = False
+    assert nodes(rack)[("server", "oss02")].status == ORANGE
+    server(rack, "oss02").lustre_healthy = False
+    assert nodes(rack)[("server", "oss02")].status == RED
+
+
+def test_an_uneven_ost_fill_beyond_17_points_makes_the_filesystem_orange():
+    rack = make_rack()
+    target(rack, "scratch-OST0003").kbytes_free = 250
+    target(rack, "scratch-OST0003").kbytes_avail = 250
+    found = nodes(rack)
+    fs = found[("filesystem", "scratch")]
+    assert fs.status == ORANGE
+    assert "OST fill differs by 25.0 points" in fs.reasons[0]
+    assert found[("ssu", "ssu01")].status == GREEN
+
+
+def test_planned_targets_and_silent_servers_of_a_new_ssu_are_grey_and_do_not_colour_parents():
+    rack = make_rack()
+    new = unit(rack)
+    for s in new.pair.servers:
+        s.last_seen = None
+    for t in new.targets:
+        t.in_service, t.served_by = False, None
+    for a in new.arrays:
+        a.last_seen = None
+    found = nodes(rack)
+    assert found[("ssu", "ssu01")].status == GREY
+    assert found[("server", "oss01")].status == GREY
+    assert found[("target", "scratch-OST0000")].status == GREY
+    assert found[("filesystem", "scratch")].status == GREEN
+
+
+def test_a_parent_repeats_its_childrens_reasons_with_their_names_and_counts_the_rest():
+    rack = make_rack(osts=12)
+    for t in unit(rack).targets:
+        t.volume_group.state = "degraded"
+    ssu = nodes(rack)[("ssu", "ssu01")]
+    assert ssu.reasons[0].startswith("ssu01-a: volume group ssu01-a-vg00 is degraded")
+    assert ssu.reasons[-1].startswith("and ")
+    assert len(ssu.reasons) == rules.PARENT_REASONS + 1

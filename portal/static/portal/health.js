@@ -1,0 +1,189 @@
+/* Ostara health charts: uPlot (served from the npm package, no build step) reading the portal's
+ * JSON chart endpoints. Every element with data-chart="timeseries|capacity|share|histogram" and
+ * data-url is drawn, refreshed every data-refresh seconds (15 by default) while the page is
+ * visible, and redrawn for the range chosen in a [data-range] select. */
+(function () {
+  "use strict";
+
+  const COLOURS = {
+    read: "#1d4f91", write: "#e07b00", send: "#1d4f91", receive: "#2e8540",
+    user: "#1d4f91", system: "#c62828", iowait: "#e07b00", used: "#6d28d9", fill: "#6d28d9",
+  };
+  const PALETTE = ["#1d4f91", "#e07b00", "#2e8540", "#c62828", "#6d28d9", "#0e7490", "#a16207"];
+  const HEIGHT = 200;
+
+  function colour(name, index) {
+    return COLOURS[name] || PALETTE[index % PALETTE.length];
+  }
+
+  function currentRange() {
+    const select = document.querySelector("select[data-range]");
+    return select ? select.value : "1h";
+  }
+
+  function message(element, text) {
+    if (element._plot) { element._plot.destroy(); element._plot = null; }
+    element.innerHTML = "";
+    const note = document.createElement("div");
+    note.className = "empty";
+    note.textContent = text;
+    element.appendChild(note);
+  }
+
+  function note(element, text) {
+    let footer = element.parentElement.querySelector(".note");
+    if (!footer) {
+      footer = document.createElement("p");
+      footer.className = "note";
+      element.parentElement.appendChild(footer);
+    }
+    footer.textContent = text;
+  }
+
+  function width(element) {
+    return Math.max(240, element.clientWidth || element.parentElement.clientWidth - 24);
+  }
+
+  function draw(element, options, data) {
+    // Same series as before: new data only; otherwise a new plot.
+    const signature = JSON.stringify(options.series.map((s) => s.label));
+    if (element._plot && element._signature === signature && element._kind === options.kind) {
+      element._plot.setData(data);
+      return;
+    }
+    if (element._plot) element._plot.destroy();
+    element.innerHTML = "";
+    options.width = width(element);
+    options.height = HEIGHT;
+    element._plot = new uPlot(options, data, element);
+    element._signature = signature;
+    element._kind = options.kind;
+  }
+
+  function timeseries(element, body) {
+    const names = Object.keys(body.series || {});
+    if (!body.time || body.time.length === 0 || names.length === 0) {
+      message(element, "No data in this range yet.");
+      return;
+    }
+    const unit = body.unit || "";
+    const series = [{ label: "time" }].concat(names.map((name, index) => ({
+      label: name,
+      stroke: colour(name, index),
+      width: 1.5,
+      spanGaps: false,
+      value: (u, v) => (v == null ? "–" : `${v.toFixed(v >= 100 ? 0 : 1)} ${unit}`),
+    })));
+    draw(element, {
+      kind: "timeseries",
+      series: series,
+      scales: { x: { time: true }, y: { range: (u, min, max) => [Math.min(0, min), Math.max(max * 1.1, unit === "%" ? 10 : 1)] } },
+      axes: [{}, { label: unit, size: 56 }],
+      legend: { live: true },
+    }, [body.time].concat(names.map((name) => body.series[name])));
+    note(element, `${body.policy === "raw" ? "raw points" : body.policy + " means"}, ${body.step} s steps`);
+  }
+
+  function bars(element, labels, named, unit, kind, yMax) {
+    if (labels.length === 0) {
+      message(element, "No data yet.");
+      return;
+    }
+    const names = Object.keys(named);
+    const size = names.length > 1 ? 0.8 / names.length : 0.7;
+    const index = labels.map((_, i) => i);
+    const every = Math.max(1, Math.ceil(labels.length / 24));
+    draw(element, {
+      kind: kind,
+      series: [{ label: "", value: (u, v) => (v == null ? "" : labels[v] || "") }].concat(names.map((name, i) => ({
+        label: name,
+        stroke: colour(name, i),
+        fill: colour(name, i) + "cc",
+        width: 1,
+        paths: uPlot.paths.bars({ size: [size, 48], align: names.length > 1 ? (i === 0 ? -1 : 1) : 0 }),
+        points: { show: false },
+        value: (u, v) => (v == null ? "–" : `${v} ${unit}`),
+      }))),
+      scales: {
+        x: { time: false, range: () => [-0.5, labels.length - 0.5] },
+        y: { range: (u, min, max) => [0, yMax || Math.max(1, max * 1.1)] },
+      },
+      axes: [
+        { splits: () => index.filter((i) => i % every === 0), values: (u, splits) => splits.map((i) => short(labels[i])), rotate: -45, size: 48 },
+        { label: unit, size: 56 },
+      ],
+      legend: { live: true },
+    }, [index].concat(names.map((name) => named[name])));
+  }
+
+  function short(label) {
+    if (label == null) return "";
+    const part = String(label).split("-").pop();
+    return part.replace(/^OST0*/, "") || part;
+  }
+
+  function capacity(element, body) {
+    const osts = body.osts || [];
+    bars(element, osts.map((o) => o.label), { fill: osts.map((o) => o.fill_percent) }, "%", "capacity", 100);
+    const total = body.total || {};
+    if (total.fill_percent != null) {
+      note(element, `total ${total.used_tb.toFixed(1)} TB used of ${(total.used_tb + total.avail_tb).toFixed(1)} TB (${total.fill_percent} %), fullest − emptiest OST ${total.spread_percent} points`);
+    }
+  }
+
+  function share(element, body) {
+    const servers = body.servers || [];
+    bars(element, servers.map((s) => s.server), { share: servers.map((s) => s.share_percent) }, "%", "share", 100);
+    if (servers.length) {
+      note(element, `${body.total_gb} GB moved in the range; busiest OSS at ${body.imbalance || "–"}× the mean`);
+    }
+  }
+
+  function histogram(element, body) {
+    bars(element, body.buckets || [], body.series || {}, "I/Os", "histogram");
+    note(element, body.period === "range" ? "I/Os in the range" : "I/Os since the target was mounted (none in the range)");
+  }
+
+  const RENDERERS = { timeseries, capacity, share, histogram };
+
+  async function load(element) {
+    const separator = element.dataset.url.includes("?") ? "&" : "?";
+    const url = `${element.dataset.url}${separator}range=${encodeURIComponent(currentRange())}`;
+    try {
+      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      const body = await response.json();
+      if (!response.ok) {
+        message(element, body.error || `The portal answered ${response.status}.`);
+        return;
+      }
+      RENDERERS[element.dataset.chart](element, body);
+      element.dataset.loaded = "true";
+    } catch (error) {
+      message(element, "Could not load the chart: " + error.message);
+    }
+  }
+
+  function start() {
+    const charts = Array.from(document.querySelectorAll("[data-chart][data-url]"));
+    charts.forEach((element) => {
+      load(element);
+      const seconds = Number(element.dataset.refresh || 15);
+      setInterval(() => { if (!document.hidden) load(element); }, seconds * 1000);
+    });
+    document.querySelectorAll("select[data-range]").forEach((select) => {
+      select.addEventListener("change", () => charts.forEach(load));
+    });
+    if (window.ResizeObserver) {
+      const observer = new ResizeObserver((entries) => {
+        entries.forEach((entry) => {
+          const plot = entry.target._plot;
+          if (plot) plot.setSize({ width: width(entry.target), height: HEIGHT });
+        });
+      });
+      charts.forEach((element) => observer.observe(element));
+    }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
