@@ -67,7 +67,7 @@ PDU_AGENTS = {
     "fence_cdu",
 }
 FENCE_RE = re.compile(r"^\s*\* Fencing (\S+) \((\w+)\)")
-MAX_ROUNDS = 5
+MAX_ROUNDS = 8
 
 
 def real_tool(name: str) -> str:
@@ -197,7 +197,8 @@ def read_view(path: Path) -> ClusterView:
             view.unclean.add(node.get("name"))
     for resource in root.iter("resource"):
         nodes = [n.get("name") for n in resource.findall("node")]
-        active = resource.get("active") == "true" and resource.get("role") == "Started"
+        active = (resource.get("active") == "true" and resource.get("role") == "Started"
+                  and resource.get("failed") != "true")
         view.placement[resource.get("id")] = nodes[0] if active and nodes else None
     return view
 
@@ -389,9 +390,17 @@ def reconcile(rack, pair_name: str) -> list[dict]:
             server["cluster"] = (
                 "online" if host in members else ("unclean" if host in blocked else "offline")
             )
-        if not fenced and not moved:
+        # A failed action aborts Pacemaker's transition; it then computes a new one. Stop when
+        # the scheduler has nothing left to do.
+        if not fenced and not moved and not _wants_actions(result.stdout):
             break
     return events
+
+
+def _wants_actions(output: str) -> bool:
+    """Whether crm_simulate's transition summary lists any action."""
+    summary = output.split("Transition Summary:", 1)[-1].split("Executing", 1)[0]
+    return any(line.strip().startswith("*") for line in summary.splitlines())
 
 
 def fence_node(rack, node: str, device: str, action: str) -> None:

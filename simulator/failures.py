@@ -182,7 +182,13 @@ def _fail_drives(
             if drive_at(array, *d) and drive_at(array, *d)["state"] != "failed"
         ]
         # One drive per drawer first, as independent failures would be.
-        healthy.sort(key=lambda d: (healthy.index(d) % 2, d[1]))
+        seen: dict[tuple[int, int], int] = {}
+        order = {}
+        for address in healthy:
+            shelf_drawer = (address[0], address[1])
+            order[address] = (seen.get(shelf_drawer, 0), address)
+            seen[shelf_drawer] = seen.get(shelf_drawer, 0) + 1
+        healthy.sort(key=order.__getitem__)
         if count < 1 or count > len(healthy):
             raise RackError(f"cannot fail {count} drives of {group_name}")
         chosen = healthy[:count]

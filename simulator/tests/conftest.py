@@ -159,3 +159,31 @@ def simulator_cli(*args: str) -> subprocess.CompletedProcess:
         cwd=REPO,
         timeout=120,
     )
+
+
+@pytest.fixture(scope="session")
+def _golden_clustered(tmp_path_factory, _golden_rack, ssu_plan, mds_plan):
+    """The golden rack with both pairs' CIBs (provisioning.ha.build_cib) pushed through the
+    virtual cibadmin, as the provisioning playbook does."""
+    from provisioning.ha import build_cib
+
+    root = tmp_path_factory.mktemp("clustered") / "rack"
+    shutil.copytree(_golden_rack, root, symlinks=True)
+    with Rack.open(root) as rack:
+        rack.install_commands()
+    for plan, host in ((mds_plan, "mds01"), (ssu_plan, "oss01")):
+        cib = root.parent / f"{plan['ssu']}.xml"
+        cib.write_text(build_cib(plan))
+        result = subprocess.run(["cibadmin", "--replace", "--xml-file", str(cib)],
+                                capture_output=True, text=True,
+                                env=_command_env(root, host), timeout=120)
+        assert result.returncode == 0, result.stderr
+    return root
+
+
+@pytest.fixture
+def clustered_rack(rack_dir, _golden_clustered):
+    shutil.copytree(_golden_clustered, rack_dir, symlinks=True)
+    with Rack.open(rack_dir) as rack:
+        rack.install_commands()
+    return rack_dir
