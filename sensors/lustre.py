@@ -129,8 +129,10 @@ def _brw_points(rnd: Round, tail: str, path: str) -> None:
     timestamp = rnd.timestamp
     for section in BRW_SECTIONS:
         for bucket, read_ios, write_ios in sections.get(section, ()):
+            if not bucket.isalnum():  # buckets are `128`, `4K`, `1M`: nothing to escape
+                bucket = escape_key(bucket)
             lines.append(
-                f"brw{tail},section={section},bucket={escape_key(bucket)} "
+                f"brw{tail},section={section},bucket={bucket} "
                 f"read_ios={read_ios}i,write_ios={write_ios}i {timestamp}"
             )
 
