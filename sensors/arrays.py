@@ -11,13 +11,22 @@ and a real array's REST API or CLI can stand behind the same collector. A source
                  "volume_groups": [{"id": "ost0000", "state": "degraded"}, ...],
                  "controllers": [{"id": "A", "state": "optimal"}, ...]}]}
 
-which a wrapper around any vendor tool can print.
+which a wrapper around any vendor tool can print. `SMcliArraySource` asks E-Series arrays
+(and the virtual rack's SMcli) directly:
+
+    SMcli -n <array> -S -c "show allDrives; show allVolumeGroups; show allControllers;"
+
+and reads the drive table (`tray, drawer, slot  status ...`), each `VOLUME GROUP <name>`
+block's `Status:` and each `Controller in Tray 0, Slot <X>` block's `Status:`.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple, Protocol
 
 from sensors.bmc import run_command
@@ -27,6 +36,11 @@ COMPONENT_KINDS = {"drives": "drive", "volume_groups": "volume_group", "controll
 # State words (E-Series/SANtricity and generic) that mean "working as designed". A hot spare
 # waiting in standby is fine; degraded, failed, offline, removed, ... are not.
 OK_STATES = {"optimal", "ok", "online", "standby", "spare", "hot_spare", "unassigned"}
+SMCLI_SCRIPT = "show allDrives; show allVolumeGroups; show allControllers;"
+_DRIVE_ROW_RE = re.compile(r"^\s+(\d+),\s*(\d+),\s*(\d+)\s+([A-Za-z][\w-]*)\b")
+_GROUP_RE = re.compile(r"^VOLUME GROUP (\S+)")
+_CONTROLLER_RE = re.compile(r"^Controller in Tray \d+, Slot (\w+)")
+_STATUS_RE = re.compile(r"^\s+Status:\s+(\S.*?)\s*$")
 
 
 class ArrayComponent(NamedTuple):
@@ -65,6 +79,53 @@ class CommandArraySource:
 
     def components(self) -> list[ArrayComponent]:
         return components_from_json(run_command(self.command, self.timeout))
+
+
+def components_from_smcli(array: str, text: str) -> list[ArrayComponent]:
+    """Drives, volume groups and controllers of one array from SMcli's `show` output."""
+    found = []
+    block: tuple[str, str] | None = None  # (component, id) waiting for its Status: line
+    for line in text.splitlines():
+        drive = _DRIVE_ROW_RE.match(line)
+        if drive:
+            tray, drawer, slot, status = drive.groups()
+            state = status.lower()
+            found.append(
+                ArrayComponent(array, "drive", f"{tray},{drawer},{slot}", state, state in OK_STATES)
+            )
+            continue
+        header = _GROUP_RE.match(line) or _CONTROLLER_RE.match(line)
+        if header:
+            kind = "volume_group" if line.startswith("VOLUME GROUP") else "controller"
+            block = (kind, header.group(1))
+            continue
+        status = _STATUS_RE.match(line)
+        if status and block is not None:
+            state = status.group(1).lower()
+            found.append(ArrayComponent(array, block[0], block[1], state, state in OK_STATES))
+            block = None
+    if not found:
+        raise ValueError(f"no drives, volume groups or controllers in the output for {array}")
+    return found
+
+
+class SMcliArraySource:
+    """E-Series arrays through SMcli, one call per array (`SMcli -n <name> -S -c ...`)."""
+
+    def __init__(self, smcli: str, arrays: list[str], timeout: float = 20.0) -> None:
+        self.smcli = smcli
+        self.arrays = arrays
+        self.timeout = timeout
+
+    def components(self) -> list[ArrayComponent]:
+        """All arrays, asked at the same time (each call waits on the array's controller)."""
+        with ThreadPoolExecutor(max_workers=max(1, len(self.arrays))) as pool:
+            parts = list(pool.map(self._array, self.arrays))
+        return [component for part in parts for component in part]
+
+    def _array(self, array: str) -> list[ArrayComponent]:
+        command = f"{self.smcli} -n {shlex.quote(array)} -S -c {shlex.quote(SMCLI_SCRIPT)}"
+        return components_from_smcli(array, run_command(command, self.timeout))
 
 
 def collect_arrays(rnd: Round, source: ArraySource, where: str) -> None:

@@ -3,13 +3,18 @@
 Each collector runs inside its own guard: a file that fails to parse is reported by the
 collector and skipped, and even an unexpected error in one collector only costs that
 collector's points for the round, never the others'.
+
+The BMC and array collectors wait on outside programs (ipmitool over the LAN, SMcli: about a
+second each), so they run in threads of their own, each into its own Round merged at the end,
+while the Lustre files are read: a round lasts as long as its slowest part, not their sum.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-from sensors.arrays import ArraySource, CommandArraySource, collect_arrays
+from sensors.arrays import ArraySource, CommandArraySource, SMcliArraySource, collect_arrays
 from sensors.bmc import collect_bmc
 from sensors.config import SensorConfig
 from sensors.jobstats import JobStatsReader
@@ -24,9 +29,15 @@ class Collector:
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="outside")
         self.array_source = array_source
-        if array_source is None and config.array_command:
-            self.array_source = CommandArraySource(config.array_command, config.array_timeout)
+        timeout = min(config.array_timeout, max(1.0, 0.8 * config.interval))
+        if array_source is None and config.array_smcli:
+            self.array_source = SMcliArraySource(
+                config.array_smcli, list(config.array_names), timeout
+            )
+        elif array_source is None and config.array_command:
+            self.array_source = CommandArraySource(config.array_command, timeout)
 
     def collect(self, timestamp_ms: int) -> Round:
         """Run every collector once; all points carry `timestamp_ms`."""
@@ -35,6 +46,7 @@ class Collector:
         wanted = self.config.collectors
         found = {"ost": 0, "mdt": 0}
         self.jobs.new_round()
+        outside = self._start_outside(rnd)
         for kind in ("ost", "mdt"):
             if kind in wanted:
                 found[kind] = (
@@ -47,15 +59,32 @@ class Collector:
             self._guard(rnd, "node", collect_node, self.tree, rnd, role)
         if "lnet" in wanted:
             self._guard(rnd, "lnet", collect_lnet, self.tree, rnd)
-        if "bmc" in wanted and self.config.bmc_command:
-            self._guard(
-                rnd, "bmc", collect_bmc, rnd, self.config.bmc_command, self.config.bmc_timeout
-            )
-        if "array" in wanted and self.array_source is not None:
-            where = f"array command {self.config.array_command!r}"
-            self._guard(rnd, "array", collect_arrays, rnd, self.array_source, where)
+        for future, part in outside:
+            future.result()
+            rnd.lines.extend(part.lines)
+            rnd.errors += part.errors
         rnd.seconds = time.perf_counter() - started
         return rnd
+
+    def _start_outside(self, rnd: Round) -> list:
+        """Start the BMC and array collectors in threads, each into a Round of its own."""
+        wanted = self.config.collectors
+        # A hung BMC or array must not hold the round past its interval.
+        ceiling = max(1.0, 0.8 * self.config.interval)
+        jobs = []
+        if "bmc" in wanted and self.config.bmc_command:
+            part = Round(rnd.timestamp, rnd.tags)
+            args = (part, self.config.bmc_command, min(self.config.bmc_timeout, ceiling))
+            jobs.append((part, "bmc", collect_bmc, args))
+        if "array" in wanted and self.array_source is not None:
+            part = Round(rnd.timestamp, rnd.tags)
+            where = f"array command {self.config.array_smcli or self.config.array_command!r}"
+            jobs.append((part, "array", collect_arrays, (part, self.array_source, where)))
+        started = []
+        for part, name, function, args in jobs:
+            future = self._pool.submit(self._guard, part, name, function, *args)
+            started.append((future, part))
+        return started
 
     @staticmethod
     def _guard(rnd: Round, name: str, function, *args):

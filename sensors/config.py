@@ -56,6 +56,8 @@ class SensorConfig:
     bmc_command: str = ""
     bmc_timeout: float = 20.0
     array_command: str = ""
+    array_smcli: str = ""
+    array_names: tuple[str, ...] = ()
     array_timeout: float = 20.0
 
     def static_tags(self) -> dict[str, str]:
@@ -120,6 +122,9 @@ def load_config(path: str | Path) -> SensorConfig:
     config.bmc_command = text("bmc", "command", "")
     config.bmc_timeout = _number(parser, "bmc", "timeout", config.bmc_timeout, float)
     config.array_command = text("array", "command", "")
+    config.array_smcli = text("array", "smcli", "")
+    names = text("array", "names", "")
+    config.array_names = tuple(n for n in re.split(r"[\s,]+", names) if n)
     config.array_timeout = _number(parser, "array", "timeout", config.array_timeout, float)
     validate(config)
     return config
@@ -143,5 +148,10 @@ def validate(config: SensorConfig) -> None:
         raise ConfigError(f"[influxdb] url = {config.influxdb_url!r} must be http(s)://...")
     if not _NAME_RE.match(config.database):
         raise ConfigError(f"[influxdb] database = {config.database!r} is not a valid name")
+    if config.array_smcli and not config.array_names:
+        raise ConfigError("[array] smcli needs the arrays' names in [array] names")
+    for name in config.array_names:
+        if not _NAME_RE.match(name):
+            raise ConfigError(f"[array] names: {name!r} is not a valid array name")
     if config.role and not _NAME_RE.match(config.role):
         raise ConfigError(f"[sensor] role = {config.role!r} is not a valid value")
