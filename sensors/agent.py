@@ -73,7 +73,10 @@ class Agent:
             while not self.stop_event.is_set():
                 if self.stop_event.wait(max(0.0, tick - time.time())):
                     break
-                self.round(tick)
+                try:
+                    self.round(tick)
+                except Exception:  # a bug must cost one round, not the service
+                    log.exception("round at %s failed", tick)
                 if max_rounds is not None and self.rounds >= max_rounds:
                     break
                 tick += interval

@@ -133,7 +133,14 @@ class Sender:
                 open_road = self._post(body, points)
                 if open_road:
                     continue
+            self._keep(body, points)
+
+    def _keep(self, body: bytes, points: int) -> None:
+        try:
             self.spool.push(body, points)
+        except OSError as error:  # a full or broken disk: the batch is lost, and counted
+            log.error("cannot spool %d points, dropped: %s", points, error)
+            self.spool.dropped_points += points
 
     def replay(self, deadline: float) -> bool:
         """Send spooled batches, oldest first, until the spool is empty (True), InfluxDB

@@ -241,3 +241,16 @@ def test_the_request_is_gzip_line_protocol_with_ms_precision(stub):
     assert captured["path"] == "/write?db=ostara&precision=ms&rp=raw"
     assert captured["encoding"] == "gzip"
     assert _Stub.received == [b"m v=1i 1\n"]
+
+
+def test_a_spool_that_cannot_be_written_drops_and_counts_the_batch(tmp_path, monkeypatch, caplog):
+    spool = Spool(str(tmp_path), 10**7, 100)
+
+    def disk_full(body, points):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spool, "push", disk_full)
+    sender = Sender(InfluxWriter(f"http://127.0.0.1:{_free_port()}", "db", timeout=1), spool)
+    sender.send(_lines("m", 6))
+    assert spool.dropped_points == 6
+    assert "cannot spool 6 points, dropped: [Errno 28] No space left on device" in caplog.text
