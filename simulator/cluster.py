@@ -197,8 +197,11 @@ def read_view(path: Path) -> ClusterView:
             view.unclean.add(node.get("name"))
     for resource in root.iter("resource"):
         nodes = [n.get("name") for n in resource.findall("node")]
-        active = (resource.get("active") == "true" and resource.get("role") == "Started"
-                  and resource.get("failed") != "true")
+        active = (
+            resource.get("active") == "true"
+            and resource.get("role") == "Started"
+            and resource.get("failed") != "true"
+        )
         view.placement[resource.get("id")] = nodes[0] if active and nodes else None
     return view
 
@@ -318,21 +321,20 @@ def reconcile(rack, pair_name: str) -> list[dict]:
         for host in servers:
             rack.state["servers"][host]["cluster"] = "partitioned"
         return events
+    view = read_view(path)
     for _round in range(MAX_ROUNDS):
-        view = read_view(path)
         members = [h for h in servers if is_member(rack, h)]
         lost = [h for h in servers if h not in members and (h in view.online or h in view.unclean)]
         blocked = [
             h for h in lost if config.stonith_enabled and fence_device_for(rack, config, h) is None
         ]
-        args = ["-x", str(path)]
+        args = []
         for host in members:
             if host not in view.online:
                 args += ["-u", host]
         for host in lost:
             if host in view.online:
                 args += ["--node-fail", host]
-        injections = []
         for resource, params in config.lustre.items():
             target = _target_of(rack, params)
             if target is None:
@@ -341,42 +343,30 @@ def reconcile(rack, pair_name: str) -> list[dict]:
             for host in members:
                 running = target.get("mounted_on") == host
                 if running != (believed == host):
-                    injections += [
-                        "--op-inject",
-                        f"{resource}_monitor_0@{host}={0 if running else 7}",
-                    ]
+                    args += ["--op-inject", f"{resource}_monitor_0@{host}={0 if running else 7}"]
                 if not running and _start_would_fail(rack, target, host):
-                    injections += ["--op-fail", f"{resource}_start_0@{host}=1"]
+                    args += ["--op-fail", f"{resource}_start_0@{host}=1"]
         execute = not blocked
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".xml", delete=False) as tmp:
             staged = Path(tmp.name)
         try:
-            # First the membership change, then the health attributes, then the transition.
-            prepare = run_tool("crm_simulate", args + ["-O", str(staged), "-Q"], path)
-            if prepare.returncode != 0:
-                raise RuntimeError(f"crm_simulate failed: {prepare.stderr.strip()}")
-            for host in members:
-                for attribute, value in _health_values(rack, config, host).items():
-                    run_tool(
-                        "crm_attribute",
-                        ["-N", host, "-n", attribute, "-v", str(value), "-l", "reboot"],
-                        staged,
-                    )
-            if not execute:
-                os.replace(staged, path)
-                for host in blocked:
-                    rack.state["servers"][host]["cluster"] = "unclean"
-                    events.append({"event": "fence-failed", "node": host})
-                break
-            result = run_tool(
-                "crm_simulate", ["-x", str(staged), "-S", "-O", str(staged)] + injections, path
+            # The health agents' node attributes, then membership, probes and the transition.
+            set_node_attributes(
+                path, staged, {host: _health_values(rack, config, host) for host in members}
             )
+            run_args = ["-x", str(staged), "-O", str(staged)] + args
+            result = run_tool("crm_simulate", run_args + (["-S"] if execute else ["-Q"]), path)
             if result.returncode != 0:
                 raise RuntimeError(f"crm_simulate failed: {result.stderr.strip()}")
             os.replace(staged, path)
         finally:
             if staged.exists():
                 staged.unlink()
+        if not execute:
+            for host in blocked:
+                rack.state["servers"][host]["cluster"] = "unclean"
+                events.append({"event": "fence-failed", "node": host})
+            break
         fenced = [
             (m.group(1), m.group(2)) for m in map(FENCE_RE.match, result.stdout.splitlines()) if m
         ]
@@ -384,7 +374,8 @@ def reconcile(rack, pair_name: str) -> list[dict]:
             device = fence_device_for(rack, config, node) or "none"
             fence_node(rack, node, device, action)
             events.append({"event": "fenced", "node": node, "by": device, "action": action})
-        moved = apply_placement(rack, config, read_view(path), members, events)
+        view = read_view(path)
+        moved = apply_placement(rack, config, view, members, events)
         for host in servers:
             server = rack.state["servers"][host]
             server["cluster"] = (
@@ -395,6 +386,34 @@ def reconcile(rack, pair_name: str) -> list[dict]:
         if not fenced and not moved and not _wants_actions(result.stdout):
             break
     return events
+
+
+def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]) -> None:
+    """Write transient node attributes (what attrd_updater does for the health agents) into
+    the CIB status, creating a node's status entry if the cluster has none for it yet."""
+    tree = ET.parse(source)
+    root = tree.getroot()
+    ids = {n.get("uname"): n.get("id") for n in root.iterfind("./configuration/nodes/node")}
+    status = root.find("status")
+    if status is None:
+        status = ET.SubElement(root, "status")
+    for node, attributes in values.items():
+        node_id = ids.get(node, node)
+        state = next((s for s in status.findall("node_state") if s.get("uname") == node), None)
+        if state is None:
+            state = ET.SubElement(status, "node_state", id=node_id, uname=node)
+        transient = state.find("transient_attributes")
+        if transient is None:
+            transient = ET.SubElement(state, "transient_attributes", id=node_id)
+        nvset = transient.find("instance_attributes")
+        if nvset is None:
+            nvset = ET.SubElement(transient, "instance_attributes", id=f"status-{node_id}")
+        for name, value in attributes.items():
+            pair = next((nv for nv in nvset.findall("nvpair") if nv.get("name") == name), None)
+            if pair is None:
+                pair = ET.SubElement(nvset, "nvpair", id=f"status-{node_id}-{name}", name=name)
+            pair.set("value", str(value))
+    tree.write(destination, encoding="unicode")
 
 
 def _wants_actions(output: str) -> bool:

@@ -174,9 +174,13 @@ def _golden_clustered(tmp_path_factory, _golden_rack, ssu_plan, mds_plan):
     for plan, host in ((mds_plan, "mds01"), (ssu_plan, "oss01")):
         cib = root.parent / f"{plan['ssu']}.xml"
         cib.write_text(build_cib(plan))
-        result = subprocess.run(["cibadmin", "--replace", "--xml-file", str(cib)],
-                                capture_output=True, text=True,
-                                env=_command_env(root, host), timeout=120)
+        result = subprocess.run(
+            ["cibadmin", "--replace", "--xml-file", str(cib)],
+            capture_output=True,
+            text=True,
+            env=_command_env(root, host),
+            timeout=120,
+        )
         assert result.returncode == 0, result.stderr
     return root
 

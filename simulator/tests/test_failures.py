@@ -58,10 +58,8 @@ def crm_placement(host_cmd, host="oss02"):
 
 def test_pushed_cib_keeps_targets_on_their_primaries(clustered_rack, host_cmd):
     where, nodes = crm_placement(host_cmd)
-    assert {label: where[label] for label in OSS01_TARGETS} == dict.fromkeys(OSS01_TARGETS,
-                                                                              "oss01")
-    assert {label: where[label] for label in OSS02_TARGETS} == dict.fromkeys(OSS02_TARGETS,
-                                                                              "oss02")
+    assert {label: where[label] for label in OSS01_TARGETS} == dict.fromkeys(OSS01_TARGETS, "oss01")
+    assert {label: where[label] for label in OSS02_TARGETS} == dict.fromkeys(OSS02_TARGETS, "oss02")
     assert nodes["oss01"]["online"] == "true"
 
 
@@ -80,7 +78,8 @@ def test_server_crash_partner_fences_and_takes_over(clustered_rack, host_cmd):
     obdfilter = clustered_rack / "hosts/oss02/proc/fs/lustre/obdfilter"
     assert len(list(obdfilter.iterdir())) == 24
     recovery = parsers.parse_recovery_status(
-        (obdfilter / "scratch-OST0000/recovery_status").read_text())
+        (obdfilter / "scratch-OST0000/recovery_status").read_text()
+    )
     assert recovery["status"] == "RECOVERING"
 
     clear(clustered_rack, failure["id"])
@@ -109,15 +108,17 @@ def test_lnet_down_targets_relocate_without_fencing(clustered_rack, host_cmd):
     failure = inject(clustered_rack, "lnet-down", server="oss01")
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
     assert state(clustered_rack)["fence_history"] == []
-    pingd = host_cmd("oss01", "crm_attribute", "-N", "oss01", "-n", "pingd", "-l", "reboot",
-                     "-G", "-q")
+    pingd = host_cmd(
+        "oss01", "crm_attribute", "-N", "oss01", "-n", "pingd", "-l", "reboot", "-G", "-q"
+    )
     assert pingd.stdout.strip() == "0"
     assert host_cmd("oss01", "lctl", "ping", "10.10.0.12@o2ib").returncode != 0
     assert "status: down" in host_cmd("oss01", "lnetctl", "net", "show").stdout
     clear(clustered_rack, failure["id"])
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
-    pingd = host_cmd("oss01", "crm_attribute", "-N", "oss01", "-n", "pingd", "-l", "reboot",
-                     "-G", "-q")
+    pingd = host_cmd(
+        "oss01", "crm_attribute", "-N", "oss01", "-n", "pingd", "-l", "reboot", "-G", "-q"
+    )
     assert int(pingd.stdout) > 0
 
 
@@ -126,8 +127,21 @@ def test_private_switch_down_nothing_moves_and_fencing_is_impossible(clustered_r
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
     servers = state(clustered_rack)["servers"]
     assert servers["oss01"]["cluster"] == servers["oss02"]["cluster"] == "partitioned"
-    bmc = host_cmd(None, "ipmitool", "-I", "lanplus", "-H", "10.20.0.11", "-U", "admin", "-P",
-                   "x", "chassis", "power", "status")
+    bmc = host_cmd(
+        None,
+        "ipmitool",
+        "-I",
+        "lanplus",
+        "-H",
+        "10.20.0.11",
+        "-U",
+        "admin",
+        "-P",
+        "x",
+        "chassis",
+        "power",
+        "status",
+    )
     assert bmc.returncode == 1
     assert "Unable to establish IPMI v2 / RMCP+ session" in bmc.stderr
     # a crash now cannot be fenced: the partner never assumes it dead, nothing fails over
@@ -143,8 +157,9 @@ def test_private_switch_down_nothing_moves_and_fencing_is_impossible(clustered_r
 def test_bmc_down_the_pdu_fences_instead(clustered_rack, host_cmd):
     bmc = inject(clustered_rack, "bmc-down", server="oss01")
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
-    answer = host_cmd(None, "ipmitool", "-I", "lanplus", "-H", "10.20.0.11", "-U", "a", "-P",
-                      "b", "sdr")
+    answer = host_cmd(
+        None, "ipmitool", "-I", "lanplus", "-H", "10.20.0.11", "-U", "a", "-P", "b", "sdr"
+    )
     assert answer.returncode == 1
     crash = inject(clustered_rack, "server-crash", server="oss01")
     assert [(h["node"], h["by"]) for h in state(clustered_rack)["fence_history"]] == [
@@ -153,8 +168,24 @@ def test_bmc_down_the_pdu_fences_instead(clustered_rack, host_cmd):
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
     clear(clustered_rack, crash["id"])
     clear(clustered_rack, bmc["id"])
-    assert host_cmd(None, "ipmitool", "-I", "lanplus", "-H", "10.20.0.11", "-U", "a", "-P", "b",
-                    "chassis", "power", "status").stdout == "Chassis Power is on\n"
+    assert (
+        host_cmd(
+            None,
+            "ipmitool",
+            "-I",
+            "lanplus",
+            "-H",
+            "10.20.0.11",
+            "-U",
+            "a",
+            "-P",
+            "b",
+            "chassis",
+            "power",
+            "status",
+        ).stdout
+        == "Chassis Power is on\n"
+    )
 
 
 def test_no_fence_device_no_failover(clustered_rack, host_cmd, tmp_path, ssu_plan):
@@ -189,12 +220,18 @@ def test_one_sas_link_down_multipath_keeps_the_path(clustered_rack, host_cmd):
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
     status = state(clustered_rack)["servers"]["oss01"]["sas"]
     assert sorted(up for links in status.values() for up in links.values()) == [
-        False, True, True, True]
+        False,
+        True,
+        True,
+        True,
+    ]
     shown = host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c", "show allControllers;").stdout
     assert "Host interface SAS to oss01: Down" in shown
     clear(clustered_rack, failure["id"])
-    assert "Down" not in host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c",
-                                  "show allControllers;").stdout
+    assert (
+        "Down"
+        not in host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c", "show allControllers;").stdout
+    )
 
 
 def test_all_sas_links_down_targets_fail_over(clustered_rack):
@@ -215,8 +252,9 @@ def vg_state(root, array, group):
 def test_drive_failures_degrade_then_lose_the_group(clustered_rack, host_cmd):
     one = inject(clustered_rack, "drive-failed", array="ssu01-a", volume_group="ssu01-a-vg00")
     assert vg_state(clustered_rack, "ssu01-a", "ssu01-a-vg00")["state"] == "degraded"
-    health = host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c",
-                      "show storageArray healthStatus;").stdout
+    health = host_cmd(
+        None, "SMcli", "-n", "ssu01-a", "-S", "-c", "show storageArray healthStatus;"
+    ).stdout
     assert "Failed Drive" in health and "Degraded Volume Group" in health
     assert placement(clustered_rack, ["scratch-OST0000"]) == {"scratch-OST0000": "oss01"}
     two = inject(clustered_rack, "drive-failed", array="ssu01-a", volume_group="ssu01-a-vg00")
@@ -239,8 +277,7 @@ def test_drive_failures_degrade_then_lose_the_group(clustered_rack, host_cmd):
     if placement(clustered_rack, ["scratch-OST0000"])["scratch-OST0000"] is None:
         cleanup = host_cmd("oss01", "crm_resource", "--cleanup", "-r", "scratch-OST0000")
         assert cleanup.returncode == 0, cleanup.stderr
-    assert placement(clustered_rack, ["scratch-OST0000"])["scratch-OST0000"] in ("oss01",
-                                                                                  "oss02")
+    assert placement(clustered_rack, ["scratch-OST0000"])["scratch-OST0000"] in ("oss01", "oss02")
 
 
 def test_drawer_failure_degrades_every_group_in_the_enclosure(clustered_rack):
@@ -248,15 +285,17 @@ def test_drawer_failure_degrades_every_group_in_the_enclosure(clustered_rack):
     result = json.loads(simulator_cli("status", "--rack", str(clustered_rack), "--json").stdout)
     groups = result["arrays"]["ssu01-a"]["volume_groups"]
     in_shelf = [f"ssu01-a-vg{n:02d}" for n in range(6)]  # the controller enclosure's 6 groups
-    assert all(groups[g]["state"] == "degraded" and groups[g]["missing_drives"] == 2
-               for g in in_shelf)
+    assert all(
+        groups[g]["state"] == "degraded" and groups[g]["missing_drives"] == 2 for g in in_shelf
+    )
     assert all(groups[f"ssu01-a-vg{n:02d}"]["state"] == "optimal" for n in range(6, 12))
     mounted = placement(clustered_rack, OSS01_TARGETS + OSS02_TARGETS)
     assert all(mounted.values())  # all online
     clear(clustered_rack, failure["id"])
     result = json.loads(simulator_cli("status", "--rack", str(clustered_rack), "--json").stdout)
-    assert all(g["state"] == "optimal"
-               for g in result["arrays"]["ssu01-a"]["volume_groups"].values())
+    assert all(
+        g["state"] == "optimal" for g in result["arrays"]["ssu01-a"]["volume_groups"].values()
+    )
 
 
 def test_controller_failure_partner_serves_all_volumes(clustered_rack, host_cmd):
@@ -264,8 +303,9 @@ def test_controller_failure_partner_serves_all_volumes(clustered_rack, host_cmd)
     shown = host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c", "show allVolumes;").stdout
     owners = [line.split()[-1] for line in shown.splitlines()[1:] if line.strip()]
     assert len(owners) == 12 and set(owners) == {"B"}
-    health = host_cmd(None, "SMcli", "-n", "ssu01-a", "-S", "-c",
-                      "show storageArray healthStatus;").stdout
+    health = host_cmd(
+        None, "SMcli", "-n", "ssu01-a", "-S", "-c", "show storageArray healthStatus;"
+    ).stdout
     assert "Offline Controller" in health
     assert all(placement(clustered_rack, OSS01_TARGETS + OSS02_TARGETS).values())
     clear(clustered_rack, failure["id"])
@@ -275,8 +315,9 @@ def test_controller_failure_partner_serves_all_volumes(clustered_rack, host_cmd)
 
 @pytest.mark.parametrize("kind", ["pdu-down"])
 def test_cli_injects_and_clears(clustered_rack, kind):
-    result = simulator_cli("inject", "--rack", str(clustered_rack), kind, "--server", "oss02",
-                           "--json")
+    result = simulator_cli(
+        "inject", "--rack", str(clustered_rack), kind, "--server", "oss02", "--json"
+    )
     assert result.returncode == 0, result.stderr
     failure = json.loads(result.stdout)
     assert state(clustered_rack)["servers"]["oss02"]["pdu_up"] is False
