@@ -1,10 +1,13 @@
-"""Acceptance: a sensor writes for a while, the real InfluxDB is stopped for several intervals
+"""Acceptance: sensors write for a while, the real InfluxDB is stopped for several intervals
 and started again, and afterwards every series holds exactly one point per collection round:
 nothing lost, nothing doubled.
 
-The sensor runs as its own process (`python -m sensors run --config ...`) at a 1 s interval
-over a server root built from the real 2.15 samples (see roots.py); the rounds it ran are
-counted from its own log, independently of what reached InfluxDB.
+Each sensor runs as its own process (`python -m sensors run --config ...`); the rounds it ran
+and the points of each round are counted from its own log, independently of what reached
+InfluxDB. Two set-ups: one sensor at a 1 s interval over a server root built from the real
+2.15 samples (every series is there in every round), and the four sensors of a virtual rack
+of one SSU (simulator/, `serve` running its balanced workload: jobs come and go), with their
+BMCs through ipmitool and the arrays through SMcli.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pytest
 
 from sensors.tests.conftest import influx_ping, influx_query
 from sensors.tests.roots import build_release_root
+from sensors.tests.vrack import build_rack, host_config
 
 pytestmark = pytest.mark.services
 
@@ -74,18 +78,28 @@ def wait_for(condition, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _round_rows(log: Path) -> list[str]:
+    return [row for row in log.read_text().splitlines() if " round " in row and " points," in row]
+
+
 def rounds_logged(log: Path) -> int:
-    return sum(1 for row in log.read_text().splitlines() if " round " in row and "points" in row)
+    return len(_round_rows(log))
+
+
+def points_logged(log: Path) -> int:
+    """Points the sensor produced over all its rounds (`round N: P points, ...`)."""
+    return sum(int(row.split(": ")[2].split()[0]) for row in _round_rows(log))
 
 
 def spooled_batches(spool: Path) -> list[str]:
     return [name for name in os.listdir(spool) if name.endswith(".lp.gz")]
 
 
-def counts_per_series(url: str, database: str, measurement: str) -> list[int]:
+def counts_per_series(url: str, database: str, measurement: str, where: str = "") -> list[int]:
     """For every series of the measurement, the count of each of its fields."""
     counts = []
-    for series in influx_query(url, f'SELECT count(*) FROM "{measurement}" GROUP BY *', database):
+    statement = f'SELECT count(*) FROM "{measurement}" {where} GROUP BY *'
+    for series in influx_query(url, statement, database):
         row = series["values"][0]
         counts.extend(
             value
@@ -93,6 +107,19 @@ def counts_per_series(url: str, database: str, measurement: str) -> list[int]:
             if column.startswith("count_") and value
         )
     return counts
+
+
+def points_stored(url: str, database: str, server: str) -> int:
+    """Points of one server in InfluxDB: per series, its most frequent field (counters, once
+    printed, stay printed, so some field is in every point of a series)."""
+    total = 0
+    for (measurement,) in influx_query(url, "SHOW MEASUREMENTS", database)[0]["values"]:
+        where = f"WHERE \"server\" = '{server}'"
+        statement = f'SELECT count(*) FROM "{measurement}" {where} GROUP BY *'
+        for series in influx_query(url, statement, database):
+            row = zip(series["columns"], series["values"][0], strict=True)
+            total += max(value or 0 for column, value in row if column.startswith("count_"))
+    return total
 
 
 def test_points_survive_an_influxdb_outage_exactly_once(tmp_path, influx_url, influx_db):
@@ -140,3 +167,85 @@ def test_points_survive_an_influxdb_outage_exactly_once(tmp_path, influx_url, in
     _, max_spooled, dropped = spooled[0]["values"][0]
     assert max_spooled > 0 and dropped == 0
     assert "InfluxDB write failed, spooling" in log.read_text()
+
+
+VIRTUAL_HOSTS = ("mds01", "mds02", "oss001", "oss002")
+
+
+def test_virtual_rack_sensors_lose_and_double_nothing_over_an_outage(
+    tmp_path, influx_url, influx_db
+):
+    from portal.conftest import run_services_script
+
+    rack = build_rack(tmp_path / "rack")
+    serve_log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 - closed below
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "serve",
+            "--rack",
+            str(rack),
+            "--interval",
+            "1",
+            "--scenario",
+            "balanced",
+        ],
+        cwd=REPO,
+        stdout=serve_log,
+        stderr=subprocess.STDOUT,
+    )
+    sensors, logs = {}, {}
+    try:
+        for host in VIRTUAL_HOSTS:
+            config = host_config(
+                rack,
+                host,
+                tmp_path / f"{host}.conf",
+                interval=2,
+                url=influx_url,
+                database=influx_db,
+                arrays=["ssu001-a", "ssu001-b"] if host == "oss001" else None,
+            )
+            logs[host] = tmp_path / f"{host}.log"
+            sensors[host] = start_sensor(config, logs[host])
+
+        def every(rounds: int) -> bool:
+            return all(rounds_logged(log) >= rounds for log in logs.values())
+
+        wait_for(lambda: every(3), 60, "three rounds of every sensor")
+        run_services_script("stop", "influxdb")
+        try:
+            stopped_at = max(rounds_logged(log) for log in logs.values())
+            wait_for(lambda: every(stopped_at + 3), 60, "three rounds of outage")
+            spools = [tmp_path / f"{host}-spool" for host in VIRTUAL_HOSTS]
+            assert all(spooled_batches(spool) for spool in spools)
+        finally:
+            run_services_script("start", "influxdb")
+        wait_for(lambda: not any(spooled_batches(spool) for spool in spools), 90, "spools replayed")
+        replayed_at = max(rounds_logged(log) for log in logs.values())
+        wait_for(lambda: every(replayed_at + 1), 60, "a round after the replay")
+    finally:
+        for process in sensors.values():
+            stop_sensor(process)
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+        serve_log.close()
+
+    for host in VIRTUAL_HOSTS:
+        log = logs[host]
+        assert sensors[host].returncode == 0, log.read_text()[-2000:]
+        rounds = rounds_logged(log)
+        # every point produced is stored once: jobs and brw buckets come and go, so count all
+        assert points_stored(influx_url, influx_db, host) == points_logged(log), host
+        # series that exist in every round hold exactly one point per round
+        where = f"WHERE \"server\" = '{host}'"
+        for measurement in ("node", "lnet", "sensor"):
+            assert set(counts_per_series(influx_url, influx_db, measurement, where)) == {rounds}
+    oss_rounds = rounds_logged(logs["oss001"])
+    ost_counts = counts_per_series(influx_url, influx_db, "ost", "WHERE \"server\" = 'oss001'")
+    assert len(ost_counts) >= 12 and set(ost_counts) == {oss_rounds}
+    assert counts_per_series(influx_url, influx_db, "ost_job", "WHERE \"server\" = 'oss001'")
+    assert counts_per_series(influx_url, influx_db, "array", "WHERE \"server\" = 'oss001'")
+    assert counts_per_series(influx_url, influx_db, "mdt", "WHERE \"server\" = 'mds01'")
