@@ -1,3 +1,11 @@
 """The virtual rack: Lustre servers and E-series-style arrays imitated at the operating-system
 interface (files under /proc and /sys, commands with the real names), so that the sensors, the
-playbooks and the portal run on it unchanged."""
+playbooks and the portal run on it unchanged.
+
+Modules: `state` (the rack directory and its lock), `topology` (servers, arrays, volume groups,
+targets), `operations` (what the commands change), `workload` (jobs, scenarios, counters),
+`counters` (Lustre 2.15 text formats), `procfs` (each server's root tree), `perf` (performance
+model), `cluster` (Pacemaker through crm_simulate), `failures` (the failure matrix),
+`provision` (fast build of a plan), `commands` (the virtual tools), `cli` (`python -m
+simulator`), `bench` (`python -m simulator.bench`). See simulator/README.md.
+"""

@@ -61,6 +61,13 @@ def cmd_add(args) -> int:
     return 0
 
 
+def _memory_tree_dir(rack: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha1(str(rack.resolve()).encode()).hexdigest()[:12]
+    return f"/dev/shm/ostara-rack-{digest}"
+
+
 def cmd_serve(args) -> int:
     writer = TreeWriter()
     stop = {"now": False}
@@ -72,6 +79,10 @@ def cmd_serve(args) -> int:
     signal.signal(signal.SIGINT, _stop)
     with Rack.open(args.rack, create=True, writer=writer) as rack:
         rack.install_commands()
+        if args.trees_in_memory is not None:
+            trees = args.trees_in_memory or _memory_tree_dir(Path(args.rack))
+            rack.use_memory_trees(trees)
+            writer = rack.writer
         if args.scenario:
             rack.set_scenario(args.scenario, args.hot_server)
         # Resume where the rack was: the clock jumps to the present, nothing is replayed.
@@ -199,6 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scenario", choices=SCENARIOS)
     serve.add_argument("--hot-server")
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
+    serve.add_argument(
+        "--trees-in-memory",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="keep proc/sys/dev of the servers on a memory filesystem "
+        "(default /dev/shm/ostara-rack-<hash>), as real ones are",
+    )
     serve.set_defaults(func=cmd_serve)
 
     tick = with_rack("tick", help="advance the clock once and rewrite the trees")

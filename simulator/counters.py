@@ -278,28 +278,43 @@ def _bucket_label(index: int, scaled: bool) -> str:
     return f"{1 << (index - 20)}M"
 
 
+_SECTION_HEADS = tuple(
+    f"\n{' ':>26} read      |     write\n{name:<22} {units:<5} % cum % |  {units:<11} % cum %\n"
+    for name, units, _scaled in BRW_SECTIONS
+)
+
+
+def _labels(scaled: bool) -> tuple[str, ...]:
+    return tuple(f"{_bucket_label(i, scaled)}:\t\t" for i in range(HIST_BUCKETS))
+
+
+_SECTION_LABELS = tuple(_labels(scaled) for _name, _units, scaled in BRW_SECTIONS)
+
+
 def format_brw_stats(now: float, start: float, histograms: list[list[int]]) -> str:
     parts = [stats_header(now, start, 25, colon=True)]
-    for number, (name, units, scaled) in enumerate(BRW_SECTIONS):
+    for number, head in enumerate(_SECTION_HEADS):
+        parts.append(head)
         read = histograms[number * 2]
         write = histograms[number * 2 + 1]
-        parts.append(f"\n{' ':>26} read      |     write\n")
-        parts.append(f"{name:<22} {units:<5} % cum % |  {units:<11} % cum %\n")
         read_total = sum(read)
         write_total = sum(write)
         if not read_total and not write_total:
             continue
+        labels = _SECTION_LABELS[number]
         read_cum = write_cum = 0
         for i in range(HIST_BUCKETS):
-            r, w = read[i], write[i]
+            r = read[i]
+            w = write[i]
             read_cum += r
             write_cum += w
-            if read_cum == 0 and write_cum == 0:
+            if not read_cum and not write_cum:
                 continue
             parts.append(
-                f"{_bucket_label(i, scaled)}:\t\t{r:10d} {_pct(r, read_total):3d} "
-                f"{_pct(read_cum, read_total):3d}   | {w:4d} {_pct(w, write_total):3d} "
-                f"{_pct(write_cum, write_total):3d}\n"
+                f"{labels[i]}{r:10d} {r * 100 // read_total if read_total else 0:3d} "
+                f"{read_cum * 100 // read_total if read_total else 0:3d}   | {w:4d} "
+                f"{w * 100 // write_total if write_total else 0:3d} "
+                f"{write_cum * 100 // write_total if write_total else 0:3d}\n"
             )
             if read_cum == read_total and write_cum == write_total:
                 break

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from simulator import cluster, operations
 from simulator.state import RackError
-from simulator.topology import drive_at, volume_group_health
+from simulator.topology import drive_at, touch, volume_group_health
 
 KINDS = {
     "server-crash",
@@ -133,6 +133,7 @@ def inject(
         affected_pairs.add(name)
     else:
         target_array = _array(rack, array)
+        touch(target_array)
         affected_pairs.add(target_array["pair"])
         failure["array"] = target_array["name"]
         if kind == "controller-failed":
@@ -226,6 +227,7 @@ def _start_rebuild(array: dict, group: dict, failed: list[int]) -> None:
 def finish_rebuild(array: dict, group: dict) -> None:
     """Reconstruction done: the spare is a member, the failed drive is out of the group."""
     rebuild = group["rebuild"]
+    touch(array)
     group["drives"] = [
         rebuild["spare"] if d == rebuild["replacing"] else d for d in group["drives"]
     ]
@@ -282,6 +284,7 @@ def clear(rack, failure_id: str | None) -> list[dict]:
             pairs.add(failure["pair"])
         else:
             array = state["arrays"][failure["array"]]
+            touch(array)
             pairs.add(array["pair"])
             if kind == "controller-failed":
                 array["controllers"][failure["controller"]] = "optimal"

@@ -21,6 +21,7 @@ from simulator.topology import (
     find_volume,
     host_sees_volume,
     target_health,
+    touch,
 )
 
 MIN_WIDTH = {"0": 1, "1": 2, "3": 3, "5": 3, "6": 5}
@@ -80,6 +81,7 @@ def create_volume_group(
         "rebuild": None,
     }
     array["volume_groups"][label] = group
+    touch(array)
     return group
 
 
@@ -119,6 +121,7 @@ def create_volume(
         "owner": owner.upper(),
     }
     array["volumes"][label] = volume
+    touch(array)
     return volume
 
 
@@ -139,6 +142,7 @@ def delete_volume(state: dict, array_name: str, label: str) -> None:
         if target["volume"] == label and target.get("mounted_on"):
             raise OperationError(f'volume "{label}" is in use', errno_codes.EBUSY)
     del array["volumes"][label]
+    touch(array)
     for label_, target in list(state["targets"].items()):
         if target["volume"] == label:
             del state["targets"][label_]
@@ -158,6 +162,7 @@ def delete_volume_group(state: dict, array_name: str, group_name: str) -> None:
             if drive["state"] == "assigned":
                 drive["state"] = "unassigned"
     del array["volume_groups"][group_name]
+    touch(array)
 
 
 def set_hot_spare(state: dict, array_name: str, address: tuple[int, int, int], on: bool) -> None:
@@ -165,6 +170,7 @@ def set_hot_spare(state: dict, array_name: str, address: tuple[int, int, int], o
     drive = drive_at(array, *address)
     if drive is None:
         raise OperationError("no such drive", errno_codes.ENOENT)
+    touch(array)
     if on:
         if drive["state"] != "unassigned":
             raise OperationError("drive is not unassigned", errno_codes.EBUSY)

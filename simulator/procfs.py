@@ -85,6 +85,36 @@ def host_root(rack_root: Path, host: str) -> Path:
     return rack_root / "hosts" / host
 
 
+TREE_DIRS = ("proc", "sys", "dev")
+
+
+def tree_base(rack_root: Path, state: dict, host: str, writer: TreeWriter) -> Path:
+    """Where a server's proc/, sys/ and dev/ are written. In place by default; with
+    `state["trees"]` set (serve --trees-in-memory) they live on a memory filesystem, as the
+    real /proc and /sys do, and the host root links to them."""
+    trees = state.get("trees")
+    if not trees:
+        return host_root(rack_root, host)
+    base = Path(trees) / host
+    root = host_root(rack_root, host)
+    for name in TREE_DIRS:
+        link = str(root / name)
+        if link in writer.links:
+            continue
+        target = base / name
+        target.mkdir(parents=True, exist_ok=True)
+        if os.path.islink(link):
+            if os.readlink(link) != str(target):
+                os.unlink(link)
+        elif os.path.isdir(link):
+            shutil.rmtree(link)
+        if not os.path.islink(link):
+            os.makedirs(root, exist_ok=True)
+            os.symlink(target, link)
+        writer.links.add(link)
+    return base
+
+
 def _remove(path: Path, writer: TreeWriter) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
@@ -166,7 +196,7 @@ def render_host(
 ) -> None:
     """Bring one server's tree in line with the state and counters at time `now`."""
     server = state["servers"][host]
-    base_path = host_root(rack_root, host)
+    base_path = tree_base(rack_root, state, host, writer)
     base = str(base_path)
     proc_lustre = f"{base}/proc/fs/lustre"
     sys_lustre = f"{base}/sys/fs/lustre"

@@ -139,6 +139,24 @@ class Rack:
 
     # -- trees ----------------------------------------------------------------------------
 
+    def use_memory_trees(self, directory: Path | str | None) -> None:
+        """Keep the servers' proc/, sys/ and dev/ under `directory` (a memory filesystem such
+        as /dev/shm), linked from each host root; None puts them back in the rack directory.
+        Refreshing thousands of small files costs several times less CPU there."""
+        self.state["trees"] = str(Path(directory).resolve()) if directory else None
+        for host in self.state["servers"]:
+            root = procfs.host_root(self.root, host)
+            for name in procfs.TREE_DIRS:
+                path = root / name
+                if path.is_symlink():
+                    path.unlink()
+                elif path.is_dir():
+                    import shutil
+
+                    shutil.rmtree(path)
+        self.writer = procfs.TreeWriter()
+        self.render()
+
     def render(self, hosts: list[str] | None = None) -> None:
         for host in hosts if hosts is not None else list(self.state["servers"]):
             procfs.render_host(self.root, self.state, self.store, host, self.writer, self.now)

@@ -207,7 +207,28 @@ def drive_missing(array: dict, tray: int, drawer: int) -> bool:
     return drawer in array["enclosures"][tray]["drawers_offline"]
 
 
+_HEALTH_CACHE: dict[int, tuple[dict, int, dict]] = {}
+
+
+def touch(array: dict) -> None:
+    """Note a change to an array's drives, drawers, controllers or groups (health cache)."""
+    array["gen"] = array.get("gen", 0) + 1
+
+
 def volume_group_health(array: dict, group: dict) -> dict:
+    """Cached `group_health`: recomputed when the array changed (see touch())."""
+    cached = _HEALTH_CACHE.get(id(group))
+    generation = array.get("gen", 0)
+    if cached is not None and cached[0] is group and cached[1] == generation:
+        return cached[2]
+    if len(_HEALTH_CACHE) > 20_000:
+        _HEALTH_CACHE.clear()
+    health = group_health(array, group)
+    _HEALTH_CACHE[id(group)] = (group, generation, health)
+    return health
+
+
+def group_health(array: dict, group: dict) -> dict:
     """State of a volume group from its drives: optimal, degraded (redundancy reduced, or
     drives missing with their drawer), critical (failed drives took all redundancy), failed
     (more drives lost than the RAID level survives). Rebuilds report `operation`."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from simulator import counters as C
 from simulator import perf
 from simulator.state import RackError, write_atomic
-from simulator.topology import target_health
+from simulator.topology import target_health, touch
 
 SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling")
 COUNTERS_FILE = "counters.pickle"
@@ -686,6 +686,7 @@ def _advance_rebuilds(state: dict, dt: float) -> None:
                 continue
             total = array["drive_tb"] * 1e12 / (REBUILD_MB_S * 1e6)
             rebuild["progress"] = min(100, rebuild["progress"] + int(100 * dt / total) + 1)
+            touch(array)
             if rebuild["progress"] >= 100:
                 from simulator.failures import finish_rebuild
 
