@@ -31,6 +31,8 @@ class PlaybookResult:
     failed: dict[str, int] = field(default_factory=dict)
     unreachable: dict[str, int] = field(default_factory=dict)
     ok: dict[str, int] = field(default_factory=dict)
+    # Facts the playbook set with set_fact, per host (the last value of each).
+    facts: dict[str, dict] = field(default_factory=dict)
 
     @property
     def succeeded(self) -> bool:
@@ -77,9 +79,18 @@ def run_playbook(
         (private / "env").mkdir()
         _write_private(private / "env" / "extravars", json.dumps(extravars or {}))
 
+        facts: dict[str, dict] = {}
+
         def event_handler(event: dict) -> bool:
             if event.get("stdout"):
                 on_output(event["stdout"])
+            data = event.get("event_data", {})
+            if event.get("event") == "runner_on_ok" and data.get("task_action", "").endswith(
+                "set_fact"
+            ):
+                facts.setdefault(data.get("host", ""), {}).update(
+                    data.get("res", {}).get("ansible_facts", {})
+                )
             return True
 
         # ansible-playbook and friends live next to this interpreter, in the virtualenv.
@@ -111,6 +122,7 @@ def run_playbook(
             failed=dict(stats.get("failures", {})),
             unreachable=dict(stats.get("dark", {})),
             ok=dict(stats.get("ok", {})),
+            facts=facts,
         )
     finally:
         shutil.rmtree(private, ignore_errors=True)

@@ -293,11 +293,13 @@ def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None)
     groups: dict[str, dict] = {"mds": {"hosts": {}}, "oss": {"hosts": {}}}
     for pair in pairs:
         servers = list(pair.servers.order_by("hostname"))
-        groups[pair.name] = {"hosts": {server.hostname: {} for server in servers}}
+        # Pair groups get a prefix: an MDS pair is often named like its first server.
+        groups[f"pair_{pair.name}"] = {"hosts": {server.hostname: {} for server in servers}}
         for server in servers:
             partner = next(s.hostname for s in servers if s.pk != server.pk)
             host = {
                 "ostara_pair": pair.name,
+                "ostara_pair_group": f"pair_{pair.name}",
                 "ostara_role": pair.kind,
                 "ostara_fsname": pair.filesystem.name,
                 "ostara_partner": partner,

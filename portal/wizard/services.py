@@ -18,6 +18,7 @@ from portal.jobs.services import StepSpec, create_job, enqueue
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
 from provisioning.ha.describe import describe_cib
+from provisioning.playbook_vars import FENCE_SECRET_SCRIPT, array_layout, target_list
 
 SESSION_KEY = "ssu_wizard"
 
@@ -308,6 +309,37 @@ def run_playbook_step(job: Job, step, console) -> None:
     console.say(result.summary())
     if not result.succeeded:
         raise StepFailed(result.summary())
+    placements = {
+        target["label"]: host
+        for host, facts in result.facts.items()
+        for target in facts.get("placed_here", [])
+    }
+    if placements:
+        moved = record_placements(pairs, placements)
+        console.say(f"recorded where {len(placements)} targets run ({moved} changed)")
+
+
+def record_placements(pairs, placements: dict[str, str]) -> int:
+    """Note in the inventory where each target runs, as the verify playbook found it."""
+    from portal.inventory.choices import TargetState
+    from portal.inventory.models import Server, Target
+
+    servers = {s.hostname: s for s in Server.objects.filter(pair__in=pairs)}
+    changed = 0
+    for target in Target.objects.filter(volume_group__array__pair__in=pairs):
+        host = placements.get(target.label)
+        server = servers.get(host) if host else None
+        if server is None:
+            state = TargetState.OFFLINE
+        elif server.pk == target.primary_server_id:
+            state = TargetState.MOUNTED
+        else:
+            state = TargetState.FAILED_OVER
+        if (target.current_server_id, target.state) != (server.pk if server else None, state):
+            target.current_server, target.state = server, state
+            target.save(update_fields=["current_server", "state"])
+            changed += 1
+    return changed
 
 
 def playbook_variables(pairs) -> dict:
@@ -316,13 +348,17 @@ def playbook_variables(pairs) -> dict:
     variables: dict = {
         "ostara_plans": {},
         "ostara_cibs": {},
-        "ostara_mgs_nids": {},
+        "ostara_layouts": {},
+        "ostara_targets": {},
         "ostara_fence_secrets": {},
+        "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
     }
     for pair in pairs:
+        mgs_nids = pair.filesystem.mgs_nids
         variables["ostara_plans"][pair.name] = pair.plan
         variables["ostara_cibs"][pair.name] = build_cib(pair.plan)
-        variables["ostara_mgs_nids"][pair.filesystem.name] = pair.filesystem.mgs_nids
+        variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
+        variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
         for server in pair.servers.all():
             if server.bmc_password_encrypted:
                 variables["ostara_fence_secrets"][f"bmc-{server.hostname}"] = server.bmc_password
