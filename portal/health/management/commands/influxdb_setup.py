@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from portal import influx
+from portal.influx import quote_identifier as quote
 
 CQ_PREFIX = "ostara_"
 
@@ -55,11 +56,6 @@ DOWNSAMPLES = (
 
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _GO_DURATION_RE = re.compile(r"(\d+)(h|m|s)")
-
-
-def quote(name: str) -> str:
-    """An InfluxQL identifier in double quotes."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def seconds(duration: str) -> int:
