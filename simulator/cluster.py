@@ -14,9 +14,10 @@ own policy engine what to do, with the real `crm_simulate`, and makes the rack m
    target's mount state differs from what the CIB believes, and failed starts
    (`--op-fail ..._start_0@node=1`) where mounting would fail (device not visible, volume
    group failed, MGS unreachable);
-4. `crm_simulate -S` runs the transition; the rack fences the nodes it fences (a power cycle
-   by the device that works: BMC first, then PDU) and moves the targets to where Pacemaker
-   puts them; the loop repeats until nothing changes.
+4. `crm_simulate -S` runs the transition; the rack fences the nodes it fences (the device
+   that works, BMC first, then PDU, cuts the power; the node stays down until its failure is
+   cleared or it is powered on) and moves the targets to where Pacemaker puts them; the loop
+   repeats until Pacemaker has nothing left to do.
 
 Fencing is only simulated when the rack can really do it: stonith must be enabled, a fence
 device in the CIB must target the node (`pcmk_host_list`), and its path must be up
@@ -423,12 +424,12 @@ def _wants_actions(output: str) -> bool:
 
 
 def fence_node(rack, node: str, device: str, action: str) -> None:
-    """The fence device power-cycles (or powers off) the node; it boots without joining."""
+    """The fence device cuts the node's power. A fenced node stays down (it does not rejoin
+    by itself: failback is an operator's act) until its failure is cleared or an operator
+    powers it on with ipmitool."""
     state = rack.state
     server = state["servers"][node]
     operations.power_off(state, node)
-    if action in ("reboot", "on"):
-        operations.power_on(state, node, rack.now)
     server["pacemaker"] = False
     state["fence_history"].append({"node": node, "by": device, "action": action, "time": rack.now})
 

@@ -1,7 +1,8 @@
 """Injecting and clearing the failures of the failure matrix (DESIGN §2).
 
 - server-crash (--server): the server panics and its targets stop; the partner fences it
-  (BMC, else PDU) and takes its targets; if no fence device can reach it, nothing moves.
+  (BMC, else PDU: the server is powered off) and takes its targets; if no fence device can
+  reach it, nothing moves.
 - heartbeat-down (--server): the server's cluster link; the partner fences it, takes over.
 - lnet-down (--server): the server's LNet (public) link; healthLNET's `pingd` drops to 0
   there, so Pacemaker moves its targets to the partner.
@@ -261,9 +262,15 @@ def clear(rack, failure_id: str | None) -> list[dict]:
         if "server" in failure:
             host = state["servers"][failure["server"]]
             pairs.add(host["pair"])
+            if host["state"] != "up" and kind in (
+                "server-crash",
+                "heartbeat-down",
+                "sas-link-down",
+            ):
+                # repaired and restarted (it was crashed, or fenced off)
+                operations.power_on(state, host["hostname"], rack.now)
+                host["pacemaker"] = True
             if kind == "server-crash":
-                if host["state"] != "up":
-                    operations.power_on(state, host["hostname"], rack.now)
                 host["pacemaker"] = True
             elif kind == "heartbeat-down":
                 host["heartbeat_up"] = True

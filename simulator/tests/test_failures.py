@@ -71,9 +71,10 @@ def test_server_crash_partner_fences_and_takes_over(clustered_rack, host_cmd):
     history = state(clustered_rack)["fence_history"]
     assert [(h["node"], h["by"]) for h in history] == [("oss01", "bmc")]
     assert nodes["oss01"]["online"] == "false"
-    # the fenced server came back (power cycle) but stays out of the cluster
+    # the fenced server is down and out of the cluster until it is repaired
     server = state(clustered_rack)["servers"]["oss01"]
-    assert server["state"] == "up" and server["cluster"] == "offline" and not server["mounts"]
+    assert server["state"] == "off" and server["cluster"] == "offline" and not server["mounts"]
+    assert host_cmd("oss01", "lctl", "dl").returncode == 255
     # its partner serves 24 OSTs now, seen by a sensor
     obdfilter = clustered_rack / "hosts/oss02/proc/fs/lustre/obdfilter"
     assert len(list(obdfilter.iterdir())) == 24
