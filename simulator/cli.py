@@ -8,16 +8,19 @@
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator tick    --rack DIR [--seconds 10]   advance the clock once, no loop
 
-DIR defaults to `$OSTARA_RUN_DIR/rack` (or `.run/rack`). SPEC.json is the spec format of
-`python -m provisioning.plan`. `add` leaves the drives blank, as if the hardware had just been
-racked and cabled; `--build` also creates the volume groups and volumes, formats the targets
-and mounts them on their primary servers, for a quick demo without the playbooks.
+DIR defaults to `$OSTARA_RUN_DIR/rack` (or `.run/rack`). `serve` keeps the servers' proc/,
+sys/ and dev/ on /dev/shm when it can (linked from DIR/hosts/<host>/; `--trees-in-place` to
+keep them in DIR); the other commands write wherever the rack's trees are. SPEC.json is the
+spec format of `python -m provisioning.plan`. `add` leaves the drives blank, as if the hardware
+had just been racked and cabled; `--build` also creates the volume groups and volumes, formats
+the targets and mounts them on their primary servers, for a quick demo without the playbooks.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -61,11 +64,43 @@ def cmd_add(args) -> int:
     return 0
 
 
-def _memory_tree_dir(rack: Path) -> str:
+MEMORY_FS = Path("/dev/shm")
+TREE_PREFIX = "ostara-rack-"
+
+
+def _memory_tree_dir(rack: Path) -> Path | None:
+    """Where serve keeps a rack's server trees by default: /dev/shm (a memory filesystem, as
+    the real /proc and /sys are), when there is one."""
     import hashlib
 
+    if not (MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK)):
+        return None
     digest = hashlib.sha1(str(rack.resolve()).encode()).hexdigest()[:12]
-    return f"/dev/shm/ostara-rack-{digest}"
+    return MEMORY_FS / f"{TREE_PREFIX}{digest}"
+
+
+def _collect_stale_trees() -> None:
+    """Remove the memory trees of racks whose directory is gone (they would only use RAM)."""
+    import shutil
+
+    if not MEMORY_FS.is_dir():
+        return
+    for trees in MEMORY_FS.glob(f"{TREE_PREFIX}*"):
+        try:
+            rack = Path((trees / "RACK").read_text().strip())
+        except OSError:
+            continue
+        if not (rack / "rack.json").exists():
+            shutil.rmtree(trees, ignore_errors=True)
+
+
+def _choose_trees(args) -> str | None:
+    if args.trees_in_place:
+        return None
+    if args.trees_in_memory:
+        return args.trees_in_memory
+    chosen = _memory_tree_dir(Path(args.rack))
+    return str(chosen) if chosen else None
 
 
 def cmd_serve(args) -> int:
@@ -79,10 +114,14 @@ def cmd_serve(args) -> int:
     signal.signal(signal.SIGINT, _stop)
     with Rack.open(args.rack, create=True, writer=writer) as rack:
         rack.install_commands()
-        if args.trees_in_memory is not None:
-            trees = args.trees_in_memory or _memory_tree_dir(Path(args.rack))
+        _collect_stale_trees()
+        trees = _choose_trees(args)
+        if trees != rack.state.get("trees"):
             rack.use_memory_trees(trees)
             writer = rack.writer
+        if trees:
+            Path(trees).mkdir(parents=True, exist_ok=True)
+            (Path(trees) / "RACK").write_text(f"{rack.root}\n")
         if args.scenario:
             rack.set_scenario(args.scenario, args.hot_server)
         # Resume where the rack was: the clock jumps to the present, nothing is replayed.
@@ -210,13 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scenario", choices=SCENARIOS)
     serve.add_argument("--hot-server")
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
-    serve.add_argument(
+    trees = serve.add_mutually_exclusive_group()
+    trees.add_argument(
         "--trees-in-memory",
-        nargs="?",
-        const="",
         metavar="DIR",
-        help="keep proc/sys/dev of the servers on a memory filesystem "
-        "(default /dev/shm/ostara-rack-<hash>), as real ones are",
+        help="where the servers' proc/, sys/ and dev/ live (default: "
+        "/dev/shm/ostara-rack-<hash> when /dev/shm exists; a memory filesystem, as the real "
+        "ones are, costs several times less CPU than files in the rack directory)",
+    )
+    trees.add_argument(
+        "--trees-in-place",
+        action="store_true",
+        help="keep the servers' trees inside the rack directory",
     )
     serve.set_defaults(func=cmd_serve)
 

@@ -293,8 +293,11 @@ def ping(ctx: Context, rack, argv: list[str]) -> int:
     state = rack.state
     here = ctx.host
     target_host = topology.server_of_nid(state, nid)
-    if nid == "0@lo" or (target_host == here and state["servers"][here]["lnet_nids"]):
+    if nid == "0@lo":
         reachable = True
+    elif target_host == here:
+        # one's own NID answers only while its network interface is up
+        reachable = topology.lnet_reachable(state, here)
     else:
         reachable = (
             target_host is not None

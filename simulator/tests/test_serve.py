@@ -4,6 +4,8 @@ serve carries on where the last one stopped (same counters, same jobs)."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from sensors import parsers
 from simulator.tests.conftest import simulator_cli
@@ -43,6 +45,11 @@ def test_serve_refreshes_and_a_restart_resumes(built_rack):
     assert after["counters"]["statfs"]["samples"] > before["counters"]["statfs"]["samples"]
     status = json.loads(simulator_cli("status", "--rack", str(built_rack), "--json").stdout)
     assert status["scenario"] == "balanced"
+    proc = built_rack / "hosts/oss01/proc"
+    if Path("/dev/shm").is_dir():
+        # serve keeps the servers' trees on a memory filesystem, linked from the host root
+        assert proc.is_symlink() and str(proc.resolve()).startswith("/dev/shm/ostara-rack-")
+        shutil.rmtree(proc.resolve().parent.parent, ignore_errors=True)
 
 
 def test_cli_rejects_a_bad_spec(rack_dir, tmp_path):
