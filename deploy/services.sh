@@ -15,7 +15,7 @@ redis_pid="$OSTARA_RUN_DIR/pid/redis.pid"
 influx_pid="$OSTARA_RUN_DIR/pid/influxdb.pid"
 
 redis_answers() { redis-cli -h 127.0.0.1 -p "$OSTARA_REDIS_PORT" ping 2>/dev/null | grep -q PONG; }
-influx_answers() { curl -fsS -o /dev/null "http://127.0.0.1:$OSTARA_INFLUXDB_PORT/ping"; }
+influx_answers() { curl -fsS -o /dev/null "http://127.0.0.1:$OSTARA_INFLUXDB_PORT/ping" 2>/dev/null; }
 
 start_redis() {
     if pid_alive "$redis_pid" && redis_answers; then

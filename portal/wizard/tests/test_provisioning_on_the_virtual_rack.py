@@ -1,0 +1,100 @@
+"""The provisioning job, run for real: ansible-runner with the project's playbooks against the
+virtual rack's servers, arrays and Pacemaker. Slow (minutes), so one rack serves the checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.inventory.choices import TargetState
+from portal.inventory.models import Target
+from portal.inventory.services import save_plans
+from portal.jobs.choices import JobKind, JobState
+from portal.jobs.services import create_job, run_job
+from portal.wizard.services import PROVISIONING_STEPS
+from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
+
+pytestmark = pytest.mark.django_db
+
+
+def _provision(pair_names: list[str]):
+    job = create_job(JobKind.PROVISION_PAIR, "Provision", PROVISIONING_STEPS,
+                     params={"pairs": pair_names})
+    run_job(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def _failed_output(job) -> str:
+    failed = job.steps.filter(state="failed").first()
+    return failed.output[-4000:] if failed else ""
+
+
+def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(
+    virtual_rack,
+):
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
+    job = _provision(["mds01", "ssu01"])
+    assert job.state == JobState.SUCCEEDED, _failed_output(job)
+
+    # Every target is mounted on its primary, and the inventory says so.
+    mounts = {host: on_host(virtual_rack, host, "mount", "-t", "lustre").stdout
+              for host in ("mds01", "mds02", "oss01", "oss02")}
+    for target in Target.objects.select_related("primary_server"):
+        assert f" on {target.mount_point} type lustre" in mounts[target.primary_server.hostname]
+        assert target.state == TargetState.MOUNTED
+        assert target.current_server_id == target.primary_server_id
+    dl = on_host(virtual_rack, "oss02", "lctl", "dl").stdout
+    assert "obdfilter scratch-OST0001" in dl
+    # The fence secrets are on the servers, readable by root only, and not in the CIB.
+    secret = virtual_rack / "hosts" / "oss01" / "etc" / "ostara" / "fence" / "bmc-oss02"
+    assert secret.read_text().strip() == "secret-oss02"
+    assert oct(secret.stat().st_mode & 0o777) == "0o600"
+    cib = on_host(virtual_rack, "oss01", "cibadmin", "--query").stdout
+    assert "secret-oss02" not in cib and 'id="scratch-OST0017"' in cib
+
+    # Running the finished job again changes nothing on the hosts.
+    from portal.jobs.services import retry
+
+    retry(job)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED, _failed_output(job)
+    for step in job.steps.all():
+        assert ", 0 change(s)" in step.log, f"{step.name} changed something:\n{step.log}"
+
+    # An OSS crashes: its partner fences it and mounts all of its OSTs.
+    simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss01")
+    status = simulator("status", "--rack", str(virtual_rack), "--json")
+    import json
+
+    rack = json.loads(status)
+    oss02_mounts = on_host(virtual_rack, "oss02", "mount", "-t", "lustre").stdout
+    for index in range(24):
+        assert f"/mnt/lustre/scratch-OST{index:04x} type lustre" in oss02_mounts
+    assert _was_fenced(rack, "oss01"), status[:2000]
+
+
+def _was_fenced(rack: dict, host: str) -> bool:
+    import json
+
+    return host in json.dumps(rack["fence_history"]) and rack["servers"][host]["state"] != "up"
+
+
+def test_a_step_that_fails_shows_its_output_and_retry_resumes_there(virtual_rack):
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
+    simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss02")
+    job = _provision(["mds01", "ssu01"])
+    assert job.state == JobState.FAILED
+    failed = job.steps.get(state="failed")
+    assert failed.name == "preflight"
+    assert "oss02" in failed.output and "No route to host" in failed.output
+
+    simulator("clear", "--rack", str(virtual_rack), "--all")  # the server is back
+    from portal.jobs.services import retry
+
+    retry(job)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED, _failed_output(job)
+    assert job.steps.get(name="preflight").log.count("started (attempt") == 2
+    assert job.steps.get(name="array").log.count("started (attempt") == 1
