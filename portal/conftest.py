@@ -15,6 +15,7 @@ import requests
 from django.conf import settings
 
 REPO = Path(__file__).resolve().parent.parent
+WORKER_RACK = settings.RUN_DIR / "worker-rack"
 CHROMIUM = "/usr/bin/chromium"
 # Chromium's own background traffic is refused on these machines' closed network.
 CHROMIUM_ARGS = [
@@ -69,6 +70,8 @@ def celery_worker(services, django_db_setup, django_db_blocker):
     env = _profile_env()
     if database["ENGINE"].endswith("sqlite3"):
         env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
+    # Jobs the worker runs act on this virtual rack (the `worker_rack` fixture fills it).
+    env["OSTARA_VIRTUAL_RACK"] = str(WORKER_RACK)
     log = open(settings.RUN_DIR / "log" / "test-worker.log", "ab")  # noqa: SIM115
     hostname = f"pytest-{os.getpid()}@localhost"
     process = subprocess.Popen(
@@ -109,6 +112,17 @@ def celery_worker(services, django_db_setup, django_db_blocker):
     except subprocess.TimeoutExpired:
         process.kill()
     log.close()
+
+
+@pytest.fixture
+def worker_rack(settings):
+    """An empty virtual rack for the jobs the Celery worker runs; specs are racked by the test."""
+    import shutil
+
+    shutil.rmtree(WORKER_RACK, ignore_errors=True)
+    settings.VIRTUAL_RACK = WORKER_RACK
+    yield WORKER_RACK
+    shutil.rmtree(WORKER_RACK, ignore_errors=True)
 
 
 @pytest.fixture

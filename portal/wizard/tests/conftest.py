@@ -16,8 +16,13 @@ def load_spec(name: str) -> dict:
 
 
 def simulator(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "simulator", *args], cwd=REPO,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "simulator", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 

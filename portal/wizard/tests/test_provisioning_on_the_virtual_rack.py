@@ -17,8 +17,9 @@ pytestmark = pytest.mark.django_db
 
 
 def _provision(pair_names: list[str]):
-    job = create_job(JobKind.PROVISION_PAIR, "Provision", PROVISIONING_STEPS,
-                     params={"pairs": pair_names})
+    job = create_job(
+        JobKind.PROVISION_PAIR, "Provision", PROVISIONING_STEPS, params={"pairs": pair_names}
+    )
     run_job(job.pk)
     job.refresh_from_db()
     return job
@@ -37,8 +38,10 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
 
     # Every target is mounted on its primary, and the inventory says so.
-    mounts = {host: on_host(virtual_rack, host, "mount", "-t", "lustre").stdout
-              for host in ("mds01", "mds02", "oss01", "oss02")}
+    mounts = {
+        host: on_host(virtual_rack, host, "mount", "-t", "lustre").stdout
+        for host in ("mds01", "mds02", "oss01", "oss02")
+    }
     for target in Target.objects.select_related("primary_server"):
         assert f" on {target.mount_point} type lustre" in mounts[target.primary_server.hostname]
         assert target.state == TargetState.MOUNTED
