@@ -32,7 +32,7 @@ PROVISIONING_STEPS = [
     ),
     StepSpec(
         "array",
-        "Create volume groups and volumes, map them to both servers",
+        "Create volume groups, volumes and hot spares on the arrays",
         "portal.wizard.services.run_playbook_step",
     ),
     StepSpec("lnet", "Configure and start LNet", "portal.wizard.services.run_playbook_step"),
