@@ -211,19 +211,33 @@ def quote_job_id(job_id: str) -> str:
     return f'"{escaped}"'
 
 
-_JOB_LINE_CACHE: dict[tuple, tuple[str, ...]] = {}
+_JOB_LINE_CACHE: dict[tuple, tuple[tuple[str, str, str], ...]] = {}
 
 
-def _job_line_prefixes(units) -> tuple[str, ...]:
-    """`  <name>:<pad> { samples: ` prefixes per counter, computed once per counter set."""
+def _job_lines(units) -> tuple[tuple[str, str, str], ...]:
+    """Per counter: (name, line prefix `  <name>:<pad> { samples: `, the whole line of a
+    counter with no samples), computed once per counter set."""
     key = tuple(units)
-    prefixes = _JOB_LINE_CACHE.get(key)
-    if prefixes is None:
-        prefixes = tuple(
-            f"  {name}:{' ' * (15 - min(len(name), 15))} {{ samples: " for name, _unit in units
-        )
-        _JOB_LINE_CACHE[key] = prefixes
-    return prefixes
+    lines = _JOB_LINE_CACHE.get(key)
+    if lines is None:
+        lines = []
+        for name, unit in units:
+            prefix = f"  {name}:{' ' * (15 - min(len(name), 15))} {{ samples: "
+            zero = (
+                f"{prefix}{0:11d}, unit: {unit:>5}, min: {0:8d}, max: {0:8d}, "
+                f"sum: {0:16d}, sumsq: {0:18d} }}\n"
+            )
+            lines.append(
+                (
+                    name,
+                    f"{prefix}%11d, unit: {unit:>5}, min: %8d, max: %8d, "
+                    f"sum: %16d, sumsq: %18d }}\n",
+                    zero,
+                )
+            )
+        lines = tuple(lines)
+        _JOB_LINE_CACHE[key] = lines
+    return lines
 
 
 def format_job(job_id: str, job: dict, units) -> str:
@@ -233,19 +247,13 @@ def format_job(job_id: str, job: dict, units) -> str:
         stats_header(job["last"], job["start"], 16, colon=True, prefix="  "),
     ]
     counters = job["c"]
-    for prefix, (name, unit) in zip(_job_line_prefixes(units), units, strict=True):
+    for name, template, zero in _job_lines(units):
         counter = counters.get(name)
         if counter is None or counter[0] == 0:
-            parts.append(
-                f"{prefix}{0:11d}, unit: {unit:>5}, min: {0:8d}, max: {0:8d}, "
-                f"sum: {0:16d}, sumsq: {0:18d} }}\n"
-            )
+            parts.append(zero)
         else:
             samples, low, high, total, sumsq = counter
-            parts.append(
-                f"{prefix}{samples:11d}, unit: {unit:>5}, min: {low:8d}, max: {high:8d}, "
-                f"sum: {total:16d}, sumsq: {sumsq % U64:18d} }}\n"
-            )
+            parts.append(template % (samples, low, high, total, sumsq % U64))
     return "".join(parts)
 
 
