@@ -27,12 +27,42 @@ start_daemon() {
 
 portal_answers() { curl -fsS -o /dev/null "http://127.0.0.1:$OSTARA_PORTAL_PORT/accounts/login/"; }
 
+export OSTARA_VIRTUAL_RACK=${OSTARA_VIRTUAL_RACK:-$OSTARA_RUN_DIR/rack}
+rack=$OSTARA_VIRTUAL_RACK
+
+# The sensors provisioning started on the virtual hosts (each host's "unit"), by pid file.
+virtual_sensors() {
+    local action=$1 conf host pidfile
+    for conf in "$rack"/hosts/*/etc/ostara/sensor.conf; do
+        [ -f "$conf" ] || continue
+        host=$(basename "$(dirname "$(dirname "$(dirname "$conf")")")")
+        pidfile="$rack/hosts/$host/run/ostara-sensor.pid"
+        if [ "$action" = stop ]; then
+            stop_pid "$pidfile" "sensor of $host"
+        elif ! pid_alive "$pidfile"; then
+            mkdir -p "$rack/hosts/$host/run" "$rack/hosts/$host/var/lib/ostara-sensor"
+            nohup "$venv/python" -m sensors run --config "$conf" \
+                >>"$rack/hosts/$host/var/lib/ostara-sensor/sensor.log" 2>&1 &
+            echo $! >"$pidfile"
+            say "started the sensor of virtual host $host"
+        fi
+    done
+}
+
 case "$action" in
 start)
     "$OSTARA_HOME/deploy/services.sh" demo start
     "$venv/python" manage.py migrate --noinput >"$logs/migrate.log"
     "$venv/python" manage.py collectstatic --noinput >"$logs/collectstatic.log"
     "$venv/python" manage.py ostara_setup
+    "$venv/python" manage.py influxdb_setup >"$logs/influxdb-setup.log"
+    if [ ! -f "$rack/rack.json" ]; then
+        for spec in "$OSTARA_HOME"/deploy/demo-rack/*.json; do
+            "$venv/python" -m simulator add --rack "$rack" "$spec"
+        done
+    fi
+    start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario balanced
+    virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
         --concurrency 2 --hostname "ostara-demo@%h"
     start_daemon beat "$venv/celery" -A workers.celery_app beat --loglevel INFO \
@@ -43,15 +73,19 @@ start)
     wait_until 60 "the portal" portal_answers
     echo
     echo "Ostara is running: http://127.0.0.1:$OSTARA_PORTAL_PORT/"
+    echo "The virtual rack ($rack) has an MDS pair and two SSUs racked and blank:"
+    echo "add them with SSUs -> Add an SSU (deploy/demo-rack/README.md)."
     echo "Stop it with: make stop   (data is kept in $OSTARA_RUN_DIR)"
     ;;
 stop)
     for name in portal beat worker; do stop_pid "$pids/$name.pid" "$name"; done
+    virtual_sensors stop
+    stop_pid "$pids/rack.pid" "virtual rack"
     "$OSTARA_HOME/deploy/services.sh" demo stop
     ;;
 status)
     rc=0
-    for name in portal beat worker; do
+    for name in portal beat worker rack; do
         if pid_alive "$pids/$name.pid"; then echo "$name: running"; else echo "$name: stopped"; rc=1; fi
     done
     "$OSTARA_HOME/deploy/services.sh" demo status || rc=1

@@ -114,6 +114,17 @@ def celery_worker(services, django_db_setup, django_db_blocker):
     log.close()
 
 
+def stop_virtual_sensors(rack: Path) -> None:
+    """Stop the sensors that provisioning started on a virtual rack's hosts."""
+    import signal
+
+    for pid_file in rack.glob("hosts/*/run/ostara-sensor.pid"):
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        except (ValueError, ProcessLookupError):
+            pass
+
+
 @pytest.fixture
 def worker_rack(settings):
     """An empty virtual rack for the jobs the Celery worker runs; specs are racked by the test."""
@@ -122,6 +133,7 @@ def worker_rack(settings):
     shutil.rmtree(WORKER_RACK, ignore_errors=True)
     settings.VIRTUAL_RACK = WORKER_RACK
     yield WORKER_RACK
+    stop_virtual_sensors(WORKER_RACK)
     shutil.rmtree(WORKER_RACK, ignore_errors=True)
 
 

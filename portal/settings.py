@@ -152,6 +152,10 @@ INFLUXDB_DATABASE = env_str("INFLUXDB_DATABASE", "ostara")
 INFLUXDB_USERNAME = env_str("INFLUXDB_USERNAME", "")
 INFLUXDB_PASSWORD = env_str("INFLUXDB_PASSWORD", "")
 INFLUXDB_TIMEOUT_SECONDS = env_int("INFLUXDB_TIMEOUT_SECONDS", 5)
+# Where the sensors on the Lustre servers write: the management server's address as the
+# servers reach it (the portal's own INFLUXDB_URL may be a loopback address).
+OSTARA_SENSOR_INFLUXDB_URL = env_str("OSTARA_SENSOR_INFLUXDB_URL", INFLUXDB_URL)
+OSTARA_SENSOR_INTERVAL = env_int("OSTARA_SENSOR_INTERVAL", 10)
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL

@@ -9,6 +9,8 @@ from pathlib import Path
 
 # Installed on every server for the fence devices' password_script (see provisioning/ha).
 FENCE_SECRET_SCRIPT = Path(__file__).resolve().parent / "ha" / "fence-secret"
+# The sensor package copied to every server (standard library only).
+SENSOR_SOURCE = Path(__file__).resolve().parent.parent / "sensors"
 
 # SANtricity's raidLevel for our schemes: RAID-6 for 8+2; RAID-10 is "raidLevel=1" with more
 # than two drives (the array stripes over the mirrored pairs).

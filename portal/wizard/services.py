@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+from django.conf import settings
 from django.db import transaction
 
 from portal import crypto
@@ -18,7 +19,12 @@ from portal.jobs.services import StepSpec, create_job, enqueue
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
 from provisioning.ha.describe import describe_cib
-from provisioning.playbook_vars import FENCE_SECRET_SCRIPT, array_layout, target_list
+from provisioning.playbook_vars import (
+    FENCE_SECRET_SCRIPT,
+    SENSOR_SOURCE,
+    array_layout,
+    target_list,
+)
 
 SESSION_KEY = "ssu_wizard"
 
@@ -49,6 +55,11 @@ PROVISIONING_STEPS = [
     StepSpec(
         "ha",
         "Push the Pacemaker configuration with fencing and wait for the targets",
+        "portal.wizard.services.run_playbook_step",
+    ),
+    StepSpec(
+        "sensor",
+        "Install, configure and start the Ostara sensor on every server",
         "portal.wizard.services.run_playbook_step",
     ),
     StepSpec(
@@ -285,7 +296,6 @@ def start_provisioning(draft: Draft, user) -> Job:
 
 def run_playbook_step(job: Job, step, console) -> None:
     """A provisioning step: run the playbook named like the step against the job's pairs."""
-    from django.conf import settings
 
     from portal.inventory.models import ServerPair
     from portal.inventory.services import ansible_inventory
@@ -352,6 +362,13 @@ def playbook_variables(pairs) -> dict:
         "ostara_targets": {},
         "ostara_fence_secrets": {},
         "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
+        "ostara_sensor_source": str(SENSOR_SOURCE),
+        "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
+        "ostara_influxdb_url": settings.OSTARA_SENSOR_INFLUXDB_URL,
+        "ostara_influxdb_database": settings.INFLUXDB_DATABASE,
+        "ostara_smcli": str(settings.VIRTUAL_RACK / "bin" / "SMcli")
+        if settings.VIRTUAL_RACK
+        else "SMcli",
     }
     for pair in pairs:
         mgs_nids = pair.filesystem.mgs_nids

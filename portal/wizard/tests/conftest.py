@@ -35,7 +35,10 @@ def virtual_rack(tmp_path, settings):
         simulator("add", "--rack", str(rack), str(SPECS / f"{name}.json"))
     settings.VIRTUAL_RACK = rack
     settings.ANSIBLE_WORK_DIR = tmp_path / "ansible"
-    return rack
+    yield rack
+    from portal.conftest import stop_virtual_sensors
+
+    stop_virtual_sensors(rack)
 
 
 def on_host(rack: Path, host: str, *command: str) -> subprocess.CompletedProcess:
