@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.sh"
 cd "$OSTARA_HOME"
 mkdir -p .run/bench
 
-benchmarks=(simulator.bench)
+benchmarks=(simulator.bench sensors.bench portal.health.bench)
+export DJANGO_SETTINGS_MODULE=portal.settings
 ran=0
 for module in "${benchmarks[@]}"; do
     if [ -f "${module//.//}.py" ]; then
