@@ -30,6 +30,7 @@ def array_layout(plan: dict) -> dict:
     for target in plan["targets"]:
         targets_by_group.setdefault(target["volume_group"], []).append(target)
     groups = []
+    lun = 0  # LUNs number the pair's volumes in plan order, the same on every array
     for group in plan["volume_groups"]:
         raid = group.get("raid", plan["raid"])
         volumes = []
@@ -45,8 +46,10 @@ def array_layout(plan: dict) -> dict:
                     "capacity": f" capacity={MGT_CAPACITY_GB} GB"
                     if target["kind"] == "MGT"
                     else "",
+                    "lun": lun,
                 }
             )
+            lun += 1
         groups.append(
             {
                 "array": group["array"],
@@ -65,6 +68,9 @@ def array_layout(plan: dict) -> dict:
     return {
         "volume_groups": groups,
         "spares": spares,
+        # Every array maps its volumes to one host group: both servers of the pair.
+        "host_group": plan["ssu"],
+        "hosts": [server["hostname"] for server in plan["servers"]],
         "arrays": [array["name"] for array in plan["arrays"]],
         "drive_counts": {array["name"]: array["drives"] for array in plan["arrays"]},
     }

@@ -293,8 +293,17 @@ def host_sees_volume(state: dict, host: str, volume_name: str) -> bool:
     for array_name in server["sas"]:
         array = state["arrays"].get(array_name)
         if array and volume_name in array["volumes"]:
-            return _host_array_sees(server, array)
+            return _host_array_sees(server, array) and _mapped_to(array, volume_name, host)
     return False
+
+
+def _mapped_to(array: dict, volume_name: str, host: str) -> bool:
+    """SANtricity's partitions: no mapping on the array means the Default Group sees all."""
+    mappings = array.get("mappings")
+    if not mappings:
+        return True
+    mapping = mappings.get(volume_name)
+    return bool(mapping) and host in array.get("host_groups", {}).get(mapping["host_group"], [])
 
 
 def host_volumes(state: dict, host: str) -> list[str]:
@@ -303,7 +312,7 @@ def host_volumes(state: dict, host: str) -> list[str]:
     for array_name in server["sas"]:
         array = state["arrays"].get(array_name)
         if array and _host_array_sees(server, array):
-            names += list(array["volumes"])
+            names += [name for name in array["volumes"] if _mapped_to(array, name, host)]
     return sorted(names)
 
 

@@ -16,6 +16,14 @@ lines. Script commands (case-insensitive keywords, `;` between commands):
         [segmentSize=N] [owner=(a|b)];
     delete volume ["name"];              delete volumeGroup ["name"];
     set drive [t,d,s] hotSpare=(TRUE|FALSE);
+    create hostGroup userLabel="name";
+    create host userLabel="name" hostGroup="group" [hostType=N];
+    create mapping volume="name" logicalUnitNumber=N hostGroup="group";
+    show allHostGroups;                  show storageArray lunMappings;
+
+Host mapping as SANtricity's storage partitions: while an array has no mapping at all every
+volume is visible to every cabled server (the Default Group); once it has mappings, a server
+sees only the volumes mapped to a host group it belongs to.
 
 Drive addresses are tray, drawer, slot with trays numbered from 0 (controller enclosure) and
 drawers and slots from 1, as the E5600 family numbers them. Exit codes are SANtricity's:
@@ -301,6 +309,74 @@ class Session:
         except operations.OperationError as problem:
             raise ScriptError(EXIT_EXECUTION, f"Error 16 - {problem}") from None
 
+    def _partitions(self) -> tuple[dict, dict]:
+        return self.array.setdefault("host_groups", {}), self.array.setdefault("mappings", {})
+
+    def create_host_group(self, text: str) -> None:
+        label = _attrs(text).get("userlabel")
+        if not label:
+            raise ScriptError(EXIT_SYNTAX, "Error 13 - create hostGroup needs userLabel")
+        groups, _ = self._partitions()
+        if label in groups:
+            raise ScriptError(
+                EXIT_EXECUTION, f'Error 16 - The host group "{label}" already exists.'
+            )
+        groups[label] = []
+
+    def create_host(self, text: str) -> None:
+        attrs = _attrs(text)
+        label, group = attrs.get("userlabel"), attrs.get("hostgroup")
+        if not label or not group:
+            raise ScriptError(EXIT_SYNTAX, "Error 13 - create host needs userLabel and hostGroup")
+        groups, _ = self._partitions()
+        if group not in groups:
+            raise ScriptError(
+                EXIT_EXECUTION, f'Error 16 - The host group "{group}" does not exist.'
+            )
+        if any(label in hosts for hosts in groups.values()):
+            raise ScriptError(EXIT_EXECUTION, f'Error 16 - The host "{label}" already exists.')
+        groups[group].append(label)
+
+    def create_mapping(self, text: str) -> None:
+        attrs = _attrs(text)
+        volume, group = attrs.get("volume"), attrs.get("hostgroup")
+        lun = attrs.get("logicalunitnumber")
+        if not volume or not group or lun is None or not lun.isdigit():
+            raise ScriptError(
+                EXIT_SYNTAX,
+                "Error 13 - create mapping needs volume, logicalUnitNumber and hostGroup",
+            )
+        groups, mappings = self._partitions()
+        if volume not in self.array["volumes"]:
+            raise ScriptError(EXIT_EXECUTION, f'Error 16 - The volume "{volume}" does not exist.')
+        if group not in groups:
+            raise ScriptError(
+                EXIT_EXECUTION, f'Error 16 - The host group "{group}" does not exist.'
+            )
+        if volume in mappings:
+            raise ScriptError(
+                EXIT_EXECUTION, f'Error 16 - The volume "{volume}" is already mapped.'
+            )
+        if any(m["host_group"] == group and m["lun"] == int(lun) for m in mappings.values()):
+            raise ScriptError(
+                EXIT_EXECUTION, f"Error 16 - LUN {lun} is already used in host group {group}."
+            )
+        mappings[volume] = {"host_group": group, "lun": int(lun)}
+
+    def show_host_groups(self) -> None:
+        groups, _ = self._partitions()
+        for name, hosts in groups.items():
+            self.ctx.print(f"HOST GROUP {name}")
+            for host in hosts:
+                self.ctx.print(f"   Host: {host}")
+            self.ctx.print("")
+
+    def show_mappings(self) -> None:
+        _, mappings = self._partitions()
+        self.ctx.print("VOLUME NAME          LUN  ACCESSIBLE BY")
+        for volume, mapping in sorted(mappings.items()):
+            self.ctx.print(f"{volume:<20} {mapping['lun']:<4} Host Group {mapping['host_group']}")
+
     def execute(self, command: str) -> None:
         words = command.split()
         lowered = [w.lower() for w in words]
@@ -308,7 +384,9 @@ class Session:
         try:
             if lowered[:2] == ["show", "storagearray"]:
                 what = lowered[2] if len(lowered) > 2 else "summary"
-                if what == "healthstatus":
+                if what == "lunmappings":
+                    self.show_mappings()
+                elif what == "healthstatus":
                     self.show_health()
                 else:
                     self.show_summary()
@@ -332,6 +410,14 @@ class Session:
             elif lowered[:2] == ["show", "controller"]:
                 match = re.search(r"\[\s*([abAB])\s*\]", command)
                 self.show_controllers(match.group(1) if match else None)
+            elif lowered[:2] == ["show", "allhostgroups"]:
+                self.show_host_groups()
+            elif lowered[:2] == ["create", "hostgroup"]:
+                self.create_host_group(rest)
+            elif lowered[:2] == ["create", "host"]:
+                self.create_host(rest)
+            elif lowered[:2] == ["create", "mapping"]:
+                self.create_mapping(rest)
             elif lowered[:2] == ["create", "volumegroup"]:
                 self.create_group(rest)
             elif lowered[:2] == ["create", "volume"]:
