@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from simulator import procfs, topology, workload
+from simulator.commands import MODULES
 from simulator.state import (
     RackError,
     load_state,
@@ -32,23 +33,8 @@ from simulator.state import (
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# Commands installed on every virtual server's PATH (module simulator.commands.<module>).
-HOST_COMMANDS = {
-    "mkfs.lustre": "mkfs_lustre",
-    "tunefs.lustre": "tunefs_lustre",
-    "mount": "mount",
-    "mount.lustre": "mount",
-    "umount": "umount",
-    "lctl": "lctl",
-    "lnetctl": "lnetctl",
-    "obdfilter-survey": "obdfilter_survey",
-    "ipmitool": "ipmitool",
-    "cibadmin": "pacemaker",
-    "crm_mon": "pacemaker",
-    "crm_resource": "pacemaker",
-    "crm_attribute": "pacemaker",
-    "SMcli": "smcli",
-}
+# Commands installed on every virtual server's PATH: the command modules' own table.
+HOST_COMMANDS = MODULES
 # Commands of the management server (rack-level bin/): out-of-band tools.
 RACK_COMMANDS = {"ipmitool": "ipmitool", "SMcli": "smcli"}
 

@@ -30,6 +30,19 @@ def _servers(prefix: str, hosts: tuple[str, str], first_octet: int) -> dict:
     return data
 
 
+def _servers_step(oss_hosts: tuple[str, str] = ("oss01", "oss02")) -> dict:
+    """The servers step of a new filesystem: its MDS pair and MDT array, and the SSU's OSSs."""
+    return {
+        "mds-name": "mds01",
+        "oss-name": "ssu01",
+        "mdt-name": "mds01-a",
+        "mdt-controller": "E2724",
+        "mdt-drive_tb": "1.2",
+        **_servers("mds", ("mds01", "mds02"), 1),
+        **_servers("oss", oss_hosts, 11),
+    }
+
+
 ARRAYS = {
     "segment_kib": "128",
     "first_ost_index": "0",
@@ -60,15 +73,7 @@ def operator(client, world):
 def _new_filesystem_up_to_review(client) -> None:
     response = client.post("/ssus/add/filesystem/", {"mode": "new", "new_name": "scratch"})
     assert response.status_code == 302, response.content
-    servers = {
-        "mds-name": "mds01",
-        "oss-name": "ssu01",
-        "mdt-name": "mds01-a",
-        "mdt-controller": "E2724",
-        "mdt-drive_tb": "1.2",
-        **_servers("mds", ("mds01", "mds02"), 1),
-        **_servers("oss", ("oss01", "oss02"), 11),
-    }
+    servers = _servers_step()
     response = client.post("/ssus/add/servers/", servers)
     assert response.status_code == 302, _errors(response)
     response = client.post("/ssus/add/arrays/", ARRAYS)
@@ -112,6 +117,7 @@ def test_confirm_saves_both_pairs_and_starts_the_job(operator, django_capture_on
         "format",
         "mount",
         "ha",
+        "sensor",
         "verify",
     ]
     assert models.Target.objects.filter(kind="OST").count() == 24
@@ -122,15 +128,7 @@ def test_confirm_saves_both_pairs_and_starts_the_job(operator, django_capture_on
 
 def test_a_bad_hostname_is_shown_next_to_its_field_and_nothing_moves_on(operator):
     operator.post("/ssus/add/filesystem/", {"mode": "new", "new_name": "scratch"})
-    servers = {
-        "mds-name": "mds01",
-        "oss-name": "ssu01",
-        "mdt-name": "mds01-a",
-        "mdt-controller": "E2724",
-        "mdt-drive_tb": "1.2",
-        **_servers("mds", ("mds01", "mds02"), 1),
-        **_servers("oss", ("oss01", "oss02"), 11),
-    }
+    servers = _servers_step()
     servers["oss1-hostname"] = "OSS 02"
     response = operator.post("/ssus/add/servers/", servers)
     assert response.status_code == 200
@@ -141,15 +139,7 @@ def test_a_bad_hostname_is_shown_next_to_its_field_and_nothing_moves_on(operator
 
 def test_the_same_host_in_the_mds_pair_and_the_ssu_is_refused(operator):
     operator.post("/ssus/add/filesystem/", {"mode": "new", "new_name": "scratch"})
-    servers = {
-        "mds-name": "mds01",
-        "oss-name": "ssu01",
-        "mdt-name": "mds01-a",
-        "mdt-controller": "E2724",
-        "mdt-drive_tb": "1.2",
-        **_servers("mds", ("mds01", "mds02"), 1),
-        **_servers("oss", ("mds02", "oss02"), 11),
-    }
+    servers = _servers_step(oss_hosts=("mds02", "oss02"))
     page = operator.post("/ssus/add/servers/", servers).content.decode()
     assert "mds02 is already given for mds1" in page
 
@@ -169,15 +159,7 @@ def test_reload_and_back_keep_what_was_entered(operator):
     assert 'value="oss02"' in page
     assert "secret-oss02" not in page  # passwords are never sent back to the browser
     # Submitting the servers again without passwords keeps the stored ones.
-    servers = {
-        "mds-name": "mds01",
-        "oss-name": "ssu01",
-        "mdt-name": "mds01-a",
-        "mdt-controller": "E2724",
-        "mdt-drive_tb": "1.2",
-        **_servers("mds", ("mds01", "mds02"), 1),
-        **_servers("oss", ("oss01", "oss02"), 11),
-    }
+    servers = _servers_step()
     for key in [k for k in servers if k.endswith("bmc_password")]:
         servers[key] = ""
     assert operator.post("/ssus/add/servers/", servers).status_code == 302
