@@ -29,7 +29,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(HealthStatus)
 class HealthStatusAdmin(ReadOnlyAdmin):
-    list_display = ("kind", "name", "status", "since", "checked")
+    list_display = ("kind", "name", "status", "since")
     list_filter = ("kind", "status")
     search_fields = ("name",)
 

@@ -152,7 +152,6 @@ class HealthStatus(models.Model):
     parent_name = models.CharField(max_length=64, blank=True)
     position = models.PositiveIntegerField(default=0, help_text="order among its siblings")
     since = models.DateTimeField(help_text="when it took this colour")
-    checked = models.DateTimeField(help_text="when it was last evaluated")
 
     class Meta:
         ordering = ["kind", "name"]
@@ -165,6 +164,25 @@ class HealthStatus(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}: {self.status}"
+
+
+class Evaluation(models.Model):
+    """The latest evaluation of the whole rack (one row): when, how long, how much changed."""
+
+    finished = models.DateTimeField()
+    seconds = models.FloatField()
+    objects_evaluated = models.PositiveIntegerField()
+    changes = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(pk=1), name="%(app_label)s_%(class)s_single_row"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"evaluated {self.objects_evaluated} objects at {self.finished:%H:%M:%S}"
 
 
 class StatusChange(models.Model):

@@ -224,8 +224,6 @@ def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
     node = Node("filesystem", fs.name)
     node.children = [_unit(unit, facts) for unit in fs.units]
     targets = [t for unit in fs.units for t in unit.targets if t.kind == "OST"]
-    _filesystem_capacity(node, targets, facts.thresholds)
-    _take_children(node)
     lost = [
         t.label
         for t in targets
@@ -233,6 +231,8 @@ def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
     ]
     if lost:
         node.raise_to(RED, f"{_names(lost)} lost: data striped over {_it_them(lost)} is gone")
+    _filesystem_capacity(node, targets, facts.thresholds)
+    _take_children(node)
     return node
 
 
@@ -325,6 +325,7 @@ def _server(
 ) -> Node:
     node = Node("server", server.hostname, summary={"role": server.role})
     silence = limits.sensor_silence_seconds
+    silent = server.last_seen is None or now - server.last_seen > silence
     if server.last_seen is None:
         if not unit_in_service:
             node.status = GREY
@@ -337,23 +338,27 @@ def _server(
             f"its sensor has sent nothing for {_duration(now - server.last_seen)} "
             f"(since {_clock(server.last_seen)}): the server is down or not watched",
         )
-    else:
-        node.summary["last_seen"] = server.last_seen
-    moved = [
-        t
-        for t in unit.targets
-        if t.primary == server.hostname and t.served_by and t.served_by != server.hostname
-    ]
+    own = [t for t in unit.targets if t.primary == server.hostname and t.in_service]
+    moved = [t for t in own if t.served_by and t.served_by != server.hostname]
     if moved:
-        where = sorted({t.served_by for t in moved})
-        node.raise_to(
-            ORANGE,
-            f"{len(moved)} of its targets run on {', '.join(where)} "
-            "(failed over; fail back when the cause is fixed)",
-        )
+        where = ", ".join(sorted({t.served_by for t in moved}))
+        if len(moved) == len(own):
+            # Every one of its targets left it: it crashed, was fenced, or lost its SAS or LNet
+            # paths, and the pair has no spare server left until it is back.
+            node.raise_to(
+                RED,
+                f"all {len(own)} of its targets run on {where}: it was fenced or lost its "
+                "service; fail back once the cause is fixed",
+            )
+        else:
+            node.raise_to(
+                ORANGE,
+                f"{len(moved)} of its {len(own)} targets run on {where} "
+                "(failed over; fail back when the cause is fixed)",
+            )
     served = [t for t in unit.targets if t.served_by == server.hostname]
     node.summary["targets"] = len(served)
-    if node.status == RED:
+    if silent:
         return node  # a silent sensor's other readings are stale: do not judge them
     if server.lustre_healthy is False:
         node.raise_to(RED, "Lustre's health_check reports NOT HEALTHY")
@@ -566,18 +571,29 @@ def _target(
 # --- helpers ----------------------------------------------------------------------------------
 
 
+# Whose reasons a parent repeats first: the same sentence from an array and from its target
+# is said once, by the target.
+REASON_ORDER = {"pair": 0, "server": 1, "ssu": 2, "target": 3, "array": 4}
+
+
 def _take_children(node: Node, skip: set | None = None) -> None:
     """Worst of the children, with their reasons named, after the node's own."""
     skip = skip or set()
     own = list(node.reasons)
     inherited: list[str] = []
-    statuses = []
-    for child in node.children:
-        statuses.append(child.status)
+    said: set[str] = set()
+    statuses = [child.status for child in node.children]
+    for child in sorted(node.children, key=lambda c: REASON_ORDER.get(c.kind, 9)):
         if id(child) in skip or child.status in (GREEN, GREY):
             continue
         node.raise_to(child.status)
-        inherited += [f"{child.name}: {reason}" for reason in child.reasons]
+        for reason in child.reasons:
+            sentence = reason.split(": ", 1)[1] if reason.startswith(f"{child.name}: ") else reason
+            if reason in said or sentence in said:
+                continue
+            said.update((reason, sentence))
+            # An SSU and its pair share a name: "ssu01: ssu01: ..." says nothing more.
+            inherited.append(reason if child.name == node.name else f"{child.name}: {reason}")
     if statuses and all(status == GREY for status in statuses) and not own:
         node.status = GREY
     node.reasons = own + _limit(inherited, PARENT_REASONS - min(len(own), PARENT_REASONS - 1))

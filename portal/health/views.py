@@ -95,7 +95,12 @@ def _tile(unit: dict) -> dict:
 
 def dashboard(request):
     context = _overview(request)
-    context.update(services=check_all(), ranges=list(CHART_RANGES))
+    # The charts need only the inventory: they show before the first evaluation.
+    names = list(Filesystem.objects.values_list("name", flat=True))
+    wanted = context["tree"]["name"] if context["tree"] else request.GET.get("fs")
+    chart_filesystem = wanted if wanted in names else (names[0] if names else None)
+    # The service tiles load after the page: asking the workers takes a couple of seconds.
+    context.update(ranges=list(CHART_RANGES), chart_filesystem=chart_filesystem)
     return render(request, "health/dashboard.html", context)
 
 
@@ -133,6 +138,7 @@ def ssu_detail(request, name: str):
             "arrays": [c for c in children if c.kind == NodeKind.ARRAY],
             "targets": [c for c in children if c.kind == NodeKind.TARGET],
             "history": _history(NodeKind.SSU, ssu.name),
+            "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },
     )
@@ -154,6 +160,7 @@ def server_detail(request, hostname: str):
             "status": _status(NodeKind.SERVER, server.hostname),
             "targets": [t for t in targets if t.summary.get("server") == server.hostname],
             "history": _history(NodeKind.SERVER, server.hostname),
+            "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },
     )
@@ -178,6 +185,7 @@ def target_detail(request, label: str):
             "ssu": ssu,
             "status": _status(NodeKind.TARGET, label),
             "history": _history(NodeKind.TARGET, label),
+            "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },
     )

@@ -3,8 +3,9 @@
 Counters are cumulative, so rates are ``non_negative_derivative`` per series (one target on one
 server) summed afterwards: a target that fails over starts a new series and is not counted as a
 jump. A range picks its retention policy: raw points up to 6 hours, the 1-minute means up to 30
-days, the 1-hour means beyond; in the downsampled policies a field ``x`` is ``mean_x`` (the
-continuous queries keep the mean of every field).
+days, the 1-hour means beyond (the policies and continuous queries ``influxdb_setup`` creates);
+in the downsampled policies a field ``x`` is ``mean_x`` (the continuous queries keep the mean
+of every field).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from portal.health.choices import CHART_RANGES
 
 RAW_UP_TO_SECONDS = 6 * 3600
 MINUTE_UP_TO_SECONDS = 30 * 86400
+# Retention policies of the 1-minute and 1-hour means (influxdb_setup).
+MINUTE_POLICY = "minute"
+HOUR_POLICY = "hour"
 POINTS_PER_CHART = 240
 # Capacity and other "latest" values are searched this far back.
 LATEST_WINDOW_SECONDS = 600
@@ -61,9 +65,9 @@ def source_for(range_seconds: int, policies: set[str] | None = None) -> Source:
     if range_seconds <= RAW_UP_TO_SECONDS:
         policy, base = None, 10
     elif range_seconds <= MINUTE_UP_TO_SECONDS:
-        policy, base = "1m", 60
+        policy, base = MINUTE_POLICY, 60
     else:
-        policy, base = "1h", 3600
+        policy, base = HOUR_POLICY, 3600
     if policy is not None and policy not in policies:
         policy, base = None, 10  # not set up (yet): the raw points, thinned by a wider step
     wanted = max(base, range_seconds // POINTS_PER_CHART)

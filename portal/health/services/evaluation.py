@@ -20,7 +20,7 @@ from django.utils import timezone
 from portal import influx
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
-from portal.health.models import HealthSettings, HealthStatus, StatusChange
+from portal.health.models import Evaluation, HealthSettings, HealthStatus, StatusChange
 from portal.inventory.choices import PairKind, TargetKind, TargetState
 from portal.inventory.models import (
     SSU,
@@ -68,36 +68,61 @@ class Metrics:
     array_seen: dict[str, float] = field(default_factory=dict)
 
 
+def metric_statements(silence_seconds: float) -> dict[str, str]:
+    """The InfluxQL statements behind the facts, by name (the benchmark times each)."""
+    short = int(max(60, 3 * silence_seconds))
+    recent = int(max(20, silence_seconds))
+    return {
+        "sensor": "SELECT last(collect_seconds) FROM sensor "
+        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
+        "node": f"SELECT {', '.join(CPU_FIELDS)}, mem_total_kb, mem_available_kb, lustre_healthy "
+        f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
+        "bmc_seen": "SELECT last(ok) FROM bmc "
+        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
+        "bmc": f"SELECT value, ok FROM bmc WHERE time > now() - {short}s "
+        "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
+        "ost": "SELECT kbytes_total, kbytes_free, kbytes_avail FROM ost "
+        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
+        "mdt": "SELECT kbytes_total, kbytes_free, kbytes_avail FROM mdt "
+        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
+        # Every round reports every drive, group and controller of an array (tens of thousands
+        # of series on a big rack): the controllers say when each server last reported each
+        # array; of the volume groups only those not ok are read, and drives only in arrays
+        # with such a group (``drive_faults``), by tag, which the index answers quickly.
+        "array_rounds": "SELECT state, ok FROM array WHERE component = 'controller' "
+        f"AND time > now() - {short}s GROUP BY array, component, id, server "
+        "ORDER BY time DESC LIMIT 1",
+        "group_faults": "SELECT state, ok FROM array WHERE component = 'volume_group' "
+        f"AND ok = 0 AND time > now() - {recent}s GROUP BY array, component, id, server "
+        "ORDER BY time DESC LIMIT 1",
+    }
+
+
+def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
+    recent = int(max(20, silence_seconds))
+    which = " OR ".join(f"array = {influx.quote_string(name)}" for name in sorted(arrays))
+    return (
+        f"SELECT state, ok FROM array WHERE component = 'drive' AND ({which}) AND ok = 0 "
+        f"AND time > now() - {recent}s GROUP BY array, component, id, server "
+        "ORDER BY time DESC LIMIT 1"
+    )
+
+
 def read_metrics(silence_seconds: float) -> Metrics:
     """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``."""
-    short = int(max(60, 3 * silence_seconds))
-    statements = [
-        f"SELECT last(collect_seconds) FROM sensor WHERE time > now() - "
-        f"{LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        f"SELECT {', '.join(CPU_FIELDS)}, mem_total_kb, mem_available_kb, lustre_healthy "
-        f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
-        f"SELECT last(ok) FROM bmc WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server",
-        f"SELECT value, ok FROM bmc WHERE time > now() - {short}s "
-        "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
-        f"SELECT kbytes_total, kbytes_free, kbytes_avail FROM ost WHERE time > now() - {short}s "
-        "GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
-        f"SELECT kbytes_total, kbytes_free, kbytes_avail FROM mdt WHERE time > now() - {short}s "
-        "GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
-        f"SELECT state, ok FROM array WHERE time > now() - {short}s "
-        "GROUP BY array, component, id, server ORDER BY time DESC LIMIT 1",
-    ]
-    sensor, node, bmc_seen, bmc, ost, mdt, array = influx.query_tagged(statements, epoch="ms")
+    statements = metric_statements(silence_seconds)
+    results = influx.query_tagged(list(statements.values()), epoch="ms")
+    answers = dict(zip(statements, results, strict=True))
     metrics = Metrics()
-    for point in sensor:
+    for point in answers["sensor"]:
         metrics.sensor_seen[point["server"]] = point["time"] / 1000
-    for point in node:
+    for point in answers["node"]:
         metrics.node.setdefault(point["server"], []).append(point)
-    for point in bmc_seen:
+    for point in answers["bmc_seen"]:
         metrics.bmc_seen[point["server"]] = point["time"] / 1000
-    for point in bmc:
+    for point in answers["bmc"]:
         metrics.bmc.setdefault(point["server"], []).append(point)
-    for point in ost + mdt:
+    for point in answers["ost"] + answers["mdt"]:
         if not point.get("target") or not point.get("server"):
             continue
         label = f"{point['fs']}-{point['target']}" if point.get("fs") else point["target"]
@@ -105,15 +130,33 @@ def read_metrics(silence_seconds: float) -> Metrics:
         seconds = point["time"] / 1000
         if seconds > metrics.target_round.get(point["server"], 0):
             metrics.target_round[point["server"]] = seconds
-    for point in array:
+    # Both servers of a pair may report its arrays; their rounds share the tick's time. A
+    # fault counts while it is in the array's newest round, whoever reported it.
+    rounds: dict[str, int] = {}
+    for point in answers["array_rounds"]:
+        array = point.get("array", "")
+        rounds[array] = max(rounds.get(array, 0), point["time"])
+        metrics.array_seen[array] = rounds[array] / 1000
+    faults = answers["group_faults"]
+    degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
+    if degraded:
+        (drives,) = influx.query_tagged(
+            [drive_faults_statement(degraded, silence_seconds)], epoch="ms"
+        )
+        faults = faults + drives
+    for point in answers["array_rounds"] + faults:
+        if point["time"] < _round(rounds, point):
+            continue  # not in the array's newest round: fixed since
         key = (point.get("component", ""), point.get("id", ""))
         components = metrics.arrays.setdefault(point.get("array", ""), {})
         if key not in components or components[key]["time"] < point["time"]:
             components[key] = point
-        seconds = point["time"] / 1000
-        if seconds > metrics.array_seen.get(point.get("array", ""), 0):
-            metrics.array_seen[point.get("array", "")] = seconds
     return metrics
+
+
+def _round(rounds: dict[str, int], point: dict) -> int:
+    """Time of the newest round that reported the point's array."""
+    return rounds.get(point.get("array", ""), 0)
 
 
 # --- facts ------------------------------------------------------------------------------------
@@ -389,7 +432,17 @@ def evaluate_and_store(now: float | None = None) -> EvaluationResult:
     trees = evaluate(now)
     changes = store(trees)
     objects = sum(1 for tree in trees for _ in tree.walk())
-    return EvaluationResult(trees, changes, time.perf_counter() - started, objects)
+    seconds = time.perf_counter() - started
+    Evaluation.objects.update_or_create(
+        pk=1,
+        defaults={
+            "finished": timezone.now(),
+            "seconds": seconds,
+            "objects_evaluated": objects,
+            "changes": len(changes),
+        },
+    )
+    return EvaluationResult(trees, changes, seconds, objects)
 
 
 def cached_rows() -> dict[tuple[str, str], HealthStatus]:
@@ -435,7 +488,6 @@ def store(
                         reasons=node.reasons,
                         summary=node.summary,
                         since=moment,
-                        checked=moment,
                         **place,
                     )
                 )
@@ -448,16 +500,17 @@ def store(
                     reasons=node.reasons,
                     summary=node.summary,
                     since=moment,
-                    checked=moment,
                     **place,
                 )
                 if claimed == 1:
                     changes.append(_change(node, row.status, moment))
                 continue
-            row.reasons, row.summary, row.checked = node.reasons, node.summary, moment
-            for name, value in place.items():
-                setattr(row, name, value)
-            refreshed.append(row)
+            # Only what differs is written: most rows stay as they were.
+            wanted = {"reasons": node.reasons, "summary": node.summary, **place}
+            if any(getattr(row, name) != value for name, value in wanted.items()):
+                for name, value in wanted.items():
+                    setattr(row, name, value)
+                refreshed.append(row)
     with transaction.atomic():
         if created:
             try:
@@ -472,7 +525,7 @@ def store(
         if refreshed:
             HealthStatus.objects.bulk_update(
                 refreshed,
-                ["reasons", "summary", "checked", "parent_kind", "parent_name", "position"],
+                ["reasons", "summary", "parent_kind", "parent_name", "position"],
                 batch_size=500,
             )
         gone = [row.pk for key, row in cached.items() if key not in seen]
@@ -502,7 +555,6 @@ def _fields(row: HealthStatus) -> dict:
             "parent_name",
             "position",
             "since",
-            "checked",
         )
     }
 
@@ -532,5 +584,5 @@ def cached_trees() -> list[dict]:
 
 
 def last_checked():
-    row = HealthStatus.objects.order_by("-checked").only("checked").first()
-    return row.checked if row else None
+    row = Evaluation.objects.filter(pk=1).first()
+    return row.finished if row else None

@@ -50,3 +50,35 @@ def metrics_db(services, settings):
     influx.ensure_database()
     yield settings.INFLUXDB_DATABASE
     influx.client().drop_database(settings.INFLUXDB_DATABASE)
+
+
+SENSOR_INTERVAL = 3.0  # seconds between sensor rounds on the virtual rack (10 on real servers)
+
+
+@pytest.fixture
+def virtual_rack(tmp_path):
+    """An MDS pair and the reference SSU on the virtual rack, clustered, not yet running."""
+    from portal.health.tests.virtual_rack import VirtualRack
+
+    rack = VirtualRack(
+        tmp_path / "rack",
+        [load_spec("mds_pair"), load_spec("reference_ssu")],
+        interval=SENSOR_INTERVAL,
+    )
+    rack.build()
+    yield rack
+    rack.stop()
+
+
+def virtual_rack_thresholds():
+    """What an administrator of the virtual rack sets: a sensor silent for three of its
+    intervals is silent; its busy CPUs run at 60-65 °C (the virtual BMC's model, whose own
+    non-critical limit is 88 °C), so the temperature warning starts at 70 °C, not 60."""
+    from portal.health.models import HealthSettings
+
+    row = HealthSettings.load()
+    row.sensor_silence_seconds = 3 * SENSOR_INTERVAL + 1
+    row.temperature_warning_c = 70
+    row.temperature_critical_c = 85
+    row.full_clean()
+    row.save()

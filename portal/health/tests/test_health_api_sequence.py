@@ -104,7 +104,7 @@ def test_the_failure_sequence_through_the_health_api(rack_inventory, metrics_db,
         "served by its failover server oss02, not its primary oss01"
     ]
     assert nodes[("target", "scratch-OST0001")]["status"] == "green"
-    assert nodes[("ssu", "ssu01")]["status"] == "orange"
+    assert nodes[("ssu", "ssu01")]["status"] == "orange", nodes[("ssu", "ssu01")]["reasons"]
     assert nodes[("filesystem", "scratch")]["status"] == "orange"
 
     # Everything cleared: green again.

@@ -361,6 +361,28 @@ def test_a_parent_repeats_its_childrens_reasons_with_their_names_and_counts_the_
     for t in unit(rack).targets:
         t.volume_group.state = "degraded"
     ssu = nodes(rack)[("ssu", "ssu01")]
-    assert ssu.reasons[0].startswith("ssu01-a: volume group ssu01-a-vg00 is degraded")
-    assert ssu.reasons[-1].startswith("and ")
+    # The target says it; the array's same sentence is not repeated.
+    assert ssu.reasons[0] == (
+        "scratch-OST0000: volume group ssu01-a-vg00 is degraded (rebuilding or a drive missing)"
+    )
+    assert not any(reason.startswith("ssu01-a: ") for reason in ssu.reasons)
+    assert ssu.reasons[-1] == "and 4 more"
     assert len(ssu.reasons) == rules.PARENT_REASONS + 1
+
+
+def test_a_fenced_server_back_up_but_serving_none_of_its_targets_stays_red_until_failback():
+    rack = make_rack()
+    for t in unit(rack).targets:
+        t.served_by = "oss02"
+    found = nodes(rack)
+    assert found[("server", "oss01")].status == RED
+    assert found[("server", "oss01")].reasons == [
+        "all 2 of its targets run on oss02: it was fenced or lost its service; "
+        "fail back once the cause is fixed"
+    ]
+    assert found[("ssu", "ssu01")].status == ORANGE
+    # The operator fails one target back: the server works again, with less margin.
+    target(rack, "scratch-OST0000").served_by = "oss01"
+    found = nodes(rack)
+    assert found[("server", "oss01")].status == ORANGE
+    assert found[("server", "oss01")].reasons[0].startswith("1 of its 2 targets run on oss02")

@@ -1,0 +1,187 @@
+"""A person watching the dashboard in Chromium while a virtual rack, its sensors, Celery beat and
+a Celery worker run for real: all green; a drive fails; three drives of one group fail; an OSS
+crashes; everything is repaired. The page refreshes itself; a screenshot of each state is kept
+with the test results."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from django.conf import settings
+
+from portal import influx
+from portal.conftest import REPO
+from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
+
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+EVALUATE_SECONDS = 2
+REFRESH_SECONDS = 1
+# Two sensor rounds, then the next evaluation and the next refresh of the page, plus slack for
+# a 2-core machine running all of it.
+WITHIN = 2 * SENSOR_INTERVAL + EVALUATE_SECONDS + REFRESH_SECONDS + 4
+
+
+@pytest.fixture
+def health_beat(celery_worker, tmp_path):
+    """Celery beat with the portal's schedule: health.evaluate every EVALUATE_SECONDS."""
+    env = dict(os.environ, OSTARA_HEALTH_EVALUATE_SECONDS=str(EVALUATE_SECONDS))
+    env.setdefault("OSTARA_RUN_DIR", str(settings.RUN_DIR))
+    log = open(settings.RUN_DIR / "log" / "test-beat.log", "ab")  # noqa: SIM115
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "beat",
+            "--schedule",
+            str(tmp_path / "beat-schedule"),
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture
+def metrics_of_the_worker(services):
+    """The worker reads the profile's database: start it empty."""
+    influx.client().drop_database(settings.INFLUXDB_DATABASE)
+    influx.ensure_database()
+    return settings.INFLUXDB_DATABASE
+
+
+def status_of(page, kind: str, name: str) -> str | None:
+    cell = page.locator(f'#overview-panel [data-kind="{kind}"][data-name="{name}"]').first
+    return cell.get_attribute("data-status") if cell.count() else None
+
+
+def wait_for_colours(page, expected: dict[tuple[str, str], str], seconds: float = WITHIN):
+    deadline = time.monotonic() + seconds
+    while True:
+        found = {}
+        for kind, name in expected:
+            if kind == "filesystem":
+                found[(kind, name)] = page.locator("#fs-status").get_attribute("data-status")
+            else:
+                found[(kind, name)] = status_of(page, kind, name)
+        if found == expected:
+            return
+        if time.monotonic() > deadline:
+            why = page.locator("#overview-panel").inner_text()[:1500]
+            raise AssertionError(
+                f"after {seconds:.0f} s the page shows {found}, not {expected}:\n{why}"
+            )
+        page.wait_for_timeout(300)
+
+
+def wait_for_chart(page, chart: str, seconds: float, errors: list[str]) -> None:
+    try:
+        page.wait_for_selector(f'[data-chart="{chart}"] .uplot', timeout=seconds * 1000)
+    except Exception:
+        html = page.locator(f'[data-chart="{chart}"]').first.inner_html()
+        raise AssertionError(f"{chart} chart: {html!r}; page errors: {errors}") from None
+
+
+def test_the_dashboard_follows_failures_on_a_virtual_rack(
+    live_server,
+    world,
+    page,
+    screenshot_dir,
+    virtual_rack,
+    metrics_of_the_worker,
+    health_beat,
+    settings,
+    tmp_path,
+):
+    settings.HEALTH_REFRESH_SECONDS = REFRESH_SECONDS
+    virtual_rack.save_inventory()
+    virtual_rack_thresholds()
+    virtual_rack.start(settings.INFLUXDB_URL, metrics_of_the_worker, tmp_path / "spool")
+
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_server.url}/accounts/login/?next=/")
+    page.fill("#id_username", "viewer")
+    page.fill("#id_password", "pw-viewer-123!")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+    # All green at first.
+    wait_for_colours(page, {("filesystem", "scratch"): "green"}, seconds=WITHIN + 20)
+    cells = page.locator('#overview-panel .ssu-tile[data-name="ssu01"] [data-kind="target"]')
+    assert cells.count() == 24
+    assert set(cells.evaluate_all("cells => cells.map(c => c.dataset.status)")) == {"green"}
+    assert page.locator("#error-count").inner_text().startswith("0 errors · 0 warnings")
+    # The charts draw from InfluxDB: capacity at once, throughput once two steps of rates exist.
+    page.select_option("select[data-range]", "15m")
+    for chart, seconds in (("capacity", 20), ("share", 40), ("timeseries", 40)):
+        wait_for_chart(page, chart, seconds, errors)
+    page.screenshot(path=str(screenshot_dir / "health-1-all-green.png"), full_page=True)
+
+    # One failed drive: that OST orange, and hovering it tells the drive and the volume group.
+    virtual_rack.inject("drive-failed", array="ssu01-a", drive="0,2,5")
+    wait_for_colours(
+        page,
+        {("target", "scratch-OST0002"): "orange", ("filesystem", "scratch"): "orange"},
+    )
+    cell = page.locator('#overview-panel [data-kind="target"][data-name="scratch-OST0002"]')
+    cell.hover()
+    reason = cell.get_attribute("title")
+    assert "volume group ssu01-a-vg02 is degraded: drive ssu01-a-e0 drawer 2 slot 5 failed" in (
+        reason
+    )
+    assert status_of(page, "target", "scratch-OST0000") == "green"
+    page.screenshot(path=str(screenshot_dir / "health-2-drive-failed.png"), full_page=True)
+
+    # A click tells why: the target's page with its reasons, charts and history.
+    cell.click()
+    page.wait_for_url(f"{live_server.url}/health/targets/scratch-OST0002/")
+    assert page.locator("#object-status").get_attribute("data-status") == "orange"
+    assert "drive ssu01-a-e0 drawer 2 slot 5 failed" in page.locator(".reasons").inner_text()
+    wait_for_chart(page, "histogram", 20, errors)
+    page.screenshot(path=str(screenshot_dir / "health-2b-target-drill-down.png"), full_page=True)
+    page.goto(f"{live_server.url}/")
+
+    # Three failed drives in one group: the OST and the filesystem red.
+    virtual_rack.clear_all()
+    virtual_rack.inject("drive-failed", array="ssu01-a", volume_group="ssu01-a-vg03", count=3)
+    wait_for_colours(page, {("target", "scratch-OST0003"): "red", ("filesystem", "scratch"): "red"})
+    assert "lost" in page.locator("#overview-panel .reasons").first.inner_text()
+    page.screenshot(path=str(screenshot_dir / "health-3-three-drives-failed.png"), full_page=True)
+
+    # Repaired and failed back; then oss01 crashes: red, its OSTs orange on oss02, SSU orange.
+    virtual_rack.clear_all()
+    virtual_rack.fail_back()
+    wait_for_colours(page, {("filesystem", "scratch"): "green"}, seconds=WITHIN + 10)
+    virtual_rack.inject("server-crash", server="oss01")
+    expected = {("server", "oss01"): "red", ("ssu", "ssu01"): "orange"}
+    expected.update({("target", f"scratch-OST{i:04x}"): "orange" for i in range(0, 24, 2)})
+    wait_for_colours(page, expected)
+    assert status_of(page, "server", "oss02") != "red"
+    assert status_of(page, "target", "scratch-OST0001") == "green"
+    page.screenshot(path=str(screenshot_dir / "health-4-oss-crash.png"), full_page=True)
+
+    # Everything repaired, the OSTs failed back: green again, and the changes are listed.
+    virtual_rack.clear_all()
+    virtual_rack.fail_back()
+    wait_for_colours(page, {("filesystem", "scratch"): "green"}, seconds=WITHIN + 10)
+    changes = page.locator("#overview-panel table.changes").inner_text()
+    assert "scratch-OST0002" in changes or "oss01" in changes
+    page.screenshot(path=str(screenshot_dir / "health-5-all-green-again.png"), full_page=True)

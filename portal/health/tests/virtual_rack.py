@@ -1,0 +1,242 @@
+"""A virtual rack (simulator/) with the product's own sensor agent (sensors/) running for each
+of its servers, writing to the test InfluxDB: the world the health acceptance tests watch.
+
+- The rack is built with the simulator's fast provisioning path, and each pair's Pacemaker
+  configuration (provisioning.ha) is pushed through the virtual `cibadmin`, as the provisioning
+  playbook does, so failovers are Pacemaker's own decisions (crm_simulate).
+- `python -m simulator serve` advances the workload and rewrites the hosts' trees.
+- One `sensors.agent.Agent` per server reads that server's tree and runs its `ipmitool sdr`;
+  the arrays reach it through `RackArraySource`, an ``ArraySource`` over the rack's array state
+  (the interface the sensors define for array tools). A server that is not running sends
+  nothing, as on real hardware.
+- The inventory is saved from the same plans and marked provisioned.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from provisioning.ha import build_cib
+from provisioning.planner import make_plan
+from sensors.agent import Agent
+from sensors.arrays import ArrayComponent
+from sensors.collect import Collector
+from sensors.config import SensorConfig
+from simulator import failures, provision
+from simulator.rack import Rack
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def host_env(root: Path, host: str | None) -> dict:
+    bin_dir = root / "hosts" / host / "bin" if host else root / "bin"
+    return dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
+
+
+class RackArraySource:
+    """The arrays of one server pair as the array tool reports them: every drive (id
+    `tray,drawer,slot`), every volume group with its state, both controllers."""
+
+    def __init__(self, root: Path, arrays: list[str], state: dict | None = None) -> None:
+        self.root = root
+        self.arrays = arrays
+        self.state = state  # a rack state read once (the benchmark), else read at each round
+
+    def components(self) -> list[ArrayComponent]:
+        if self.state is not None:
+            return self._components(self.state)
+        with Rack.open(self.root, save_counters=False) as rack:
+            return self._components(rack.state)
+
+    def _components(self, state: dict) -> list[ArrayComponent]:
+        from simulator.topology import volume_group_health
+
+        found = []
+        for name in self.arrays:
+            array = state["arrays"][name]
+            for enclosure in array["enclosures"]:
+                for key, drive in sorted(enclosure["drives"].items()):
+                    drawer = int(key.split(",")[0])
+                    word = drive["state"]
+                    if word != "failed" and drawer in enclosure["drawers_offline"]:
+                        word = "missing"
+                    ok = word not in ("failed", "missing")
+                    found.append(
+                        ArrayComponent(name, "drive", f"{enclosure['tray']},{key}", word, ok)
+                    )
+            for group_name, group in sorted(array["volume_groups"].items()):
+                health = volume_group_health(array, group)["state"]
+                found.append(
+                    ArrayComponent(name, "volume_group", group_name, health, health == "optimal")
+                )
+            for controller, word in sorted(array["controllers"].items()):
+                found.append(
+                    ArrayComponent(name, "controller", controller, word, word == "optimal")
+                )
+        return found
+
+
+class VirtualServerAgent(Agent):
+    """The sensor agent of one virtual server; sends nothing while its server is down."""
+
+    def __init__(self, config: SensorConfig, collector: Collector, rack_root: Path) -> None:
+        super().__init__(config, collector)
+        self.rack_root = rack_root
+
+    def round(self, tick: float) -> None:
+        with Rack.open(self.rack_root, save_counters=False) as rack:
+            running = rack.state["servers"][self.config.server]["state"] == "up"
+        if running:
+            super().round(tick)
+
+
+class VirtualRack:
+    def __init__(self, root: Path, specs: list[dict], interval: float = 2.0) -> None:
+        self.root = root
+        self.specs = [copy.deepcopy(spec) for spec in specs]
+        self.plans = [make_plan(copy.deepcopy(spec)) for spec in specs]
+        self.interval = interval
+        self.agents: list[VirtualServerAgent] = []
+        self.threads: list[threading.Thread] = []
+        self.server_process: subprocess.Popen | None = None
+
+    # -- building -------------------------------------------------------------------------
+
+    def build(self) -> None:
+        with Rack.open(self.root, create=True) as rack:
+            for plan in self.plans:
+                provision.build(rack, plan)
+            rack.install_commands()
+        for plan in self.plans:
+            cib = self.root.parent / f"{plan['ssu']}-cib.xml"
+            cib.write_text(build_cib(plan))
+            host = plan["servers"][0]["hostname"]
+            result = subprocess.run(
+                ["cibadmin", "--replace", "--xml-file", str(cib)],
+                capture_output=True,
+                text=True,
+                env=host_env(self.root, host),
+                timeout=120,
+            )
+            if result.returncode != 0:
+                raise RuntimeError(f"cibadmin on {host}: {result.stderr}")
+
+    def save_inventory(self) -> list:
+        """The same plans in the portal's inventory, provisioned (every target mounted)."""
+        from portal.health.tests.conftest import provisioned
+        from portal.inventory.services import save_plans
+
+        pairs = save_plans(copy.deepcopy(self.specs))
+        provisioned(pairs)
+        return pairs
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(
+        self, influxdb_url: str, database: str, spool: Path, scenario: str = "balanced"
+    ) -> None:
+        log = open(self.root.parent / "serve.log", "ab")  # noqa: SIM115
+        self.server_process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "simulator",
+                "serve",
+                "--rack",
+                str(self.root),
+                "--interval",
+                str(self.interval),
+                "--scenario",
+                scenario,
+            ],
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        for plan in self.plans:
+            arrays = [array["name"] for array in plan["arrays"]]
+            for server in plan["servers"]:
+                host = server["hostname"]
+                config = SensorConfig(
+                    server=host,
+                    root=str(self.root / "hosts" / host),
+                    interval=self.interval,
+                    role=plan["role"],
+                    tags={"ssu": plan["ssu"], "pair": plan["ssu"]},
+                    influxdb_url=influxdb_url,
+                    database=database,
+                    timeout=5.0,
+                    spool_dir=str(spool / host),
+                    bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sdr",
+                    bmc_timeout=10.0,
+                )
+                collector = Collector(config, array_source=RackArraySource(self.root, arrays))
+                agent = VirtualServerAgent(config, collector, self.root)
+                thread = threading.Thread(target=agent.run, name=f"sensor-{host}", daemon=True)
+                self.agents.append(agent)
+                self.threads.append(thread)
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self) -> None:
+        for agent in self.agents:
+            agent.stop()
+        for thread in self.threads:
+            thread.join(timeout=15)
+        if self.server_process is not None:
+            self.server_process.terminate()
+            try:
+                self.server_process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.server_process.kill()
+
+    def wait_rounds(self, rounds: int = 1) -> None:
+        time.sleep(self.interval * rounds + 0.5)
+
+    # -- failures and the operator --------------------------------------------------------
+
+    def inject(self, kind: str, **where) -> dict:
+        with Rack.open(self.root) as rack:
+            failure = failures.inject(rack, kind, **where)
+            rack.render()
+        return failure
+
+    def clear_all(self) -> None:
+        with Rack.open(self.root) as rack:
+            failures.clear(rack, None)
+            rack.render()
+
+    def placement(self) -> dict[str, str | None]:
+        with Rack.open(self.root, save_counters=False) as rack:
+            return {label: t.get("mounted_on") for label, t in rack.state["targets"].items()}
+
+    def fail_back(self) -> None:
+        """The operator's failback: every target that is not on its primary moves back
+        (`crm_resource --move`, then `--clear` so the location constraint goes)."""
+        for plan in self.plans:
+            where = self.placement()
+            host = plan["servers"][0]["hostname"]
+            for target in plan["targets"]:
+                if target["kind"] == "MGT" or where.get(target["label"]) == target["primary"]:
+                    continue
+                for args in (
+                    ["--move", "-r", target["label"], "-N", target["primary"]],
+                    ["--clear", "-r", target["label"]],
+                ):
+                    result = subprocess.run(
+                        ["crm_resource", *args],
+                        capture_output=True,
+                        text=True,
+                        env=host_env(self.root, host),
+                        timeout=120,
+                    )
+                    if result.returncode != 0:
+                        raise RuntimeError(f"crm_resource {' '.join(args)}: {result.stderr}")
