@@ -352,6 +352,16 @@ def record_placements(pairs, placements: dict[str, str]) -> int:
     return changed
 
 
+def fence_user(pair) -> dict | None:
+    """The BMC user the pair's IPMI fence devices log in as (one per cluster, as in the CIB).
+
+    The servers step asks for a user per server; when they differ, the first server's is used
+    and the other must accept it (the recipe has one fence user per pair).
+    """
+    users = [s.bmc_username for s in pair.servers.order_by("hostname") if s.bmc_username]
+    return {"ipmi_username": users[0]} if users else None
+
+
 def playbook_variables(pairs) -> dict:
     """What the playbooks need beyond the inventory: each pair's plan and cluster
     configuration, the MGS NIDs, and the BMC secrets (tasks that use them log nothing)."""
@@ -373,7 +383,7 @@ def playbook_variables(pairs) -> dict:
     for pair in pairs:
         mgs_nids = pair.filesystem.mgs_nids
         variables["ostara_plans"][pair.name] = pair.plan
-        variables["ostara_cibs"][pair.name] = build_cib(pair.plan)
+        variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
         variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
         variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
         for server in pair.servers.all():
