@@ -302,7 +302,7 @@ def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
             continue
         if child.status == RED and serving:
             others = ", ".join(other.name for other in serving)
-            node.raise_to(ORANGE, f"{child.name} is down or unfenced; {others} carries the pair")
+            node.raise_to(ORANGE, f"{child.name} is not serving; {others} carries the pair")
             node.reasons += [f"{child.name}: {reason}" for reason in child.reasons]
         elif child.status != GREEN:
             node.raise_to(child.status)

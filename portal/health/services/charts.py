@@ -324,28 +324,30 @@ def capacity(scope: Scope) -> dict:
 
 def oss_share(scope: Scope, seconds: int) -> dict:
     """Each OSS's bytes read and written over the range and its share of the total (the OSS
-    balance view). Bytes per series are ``spread`` (last - first) of the counter."""
+    balance view). Bytes per series are ``spread`` (last - first) of the counter, summed here
+    per server (quicker than a subquery on thousands of series)."""
     source = source_for(seconds)
     statement = (
-        'SELECT sum(rb) AS "read", sum(wb) AS "write" FROM (SELECT '
-        f"spread({source.field('read_bytes')}) AS rb, spread({source.field('write_bytes')}) AS wb "
+        f"SELECT spread({source.field('read_bytes')}) AS rb, "
+        f"spread({source.field('write_bytes')}) AS wb "
         f"FROM {source.measurement('ost')} WHERE {scope.where} AND {_window(seconds)} "
-        "GROUP BY target, server) GROUP BY server"
+        "GROUP BY target, server"
     )
     (points,) = influx.query_tagged([statement], epoch="s")
+    moved: dict[str, list[float]] = {}
+    for point in points:
+        if point.get("server"):
+            totals = moved.setdefault(point["server"], [0.0, 0.0])
+            totals[0] += point.get("rb") or 0
+            totals[1] += point.get("wb") or 0
     servers = [
-        {
-            "server": p["server"],
-            "read_gb": round((p.get("read") or 0) / 1e9, 3),
-            "write_gb": round((p.get("write") or 0) / 1e9, 3),
-        }
-        for p in sorted(points, key=lambda p: p.get("server", ""))
-        if p.get("server")
+        {"server": name, "read_gb": round(read / 1e9, 3), "write_gb": round(write / 1e9, 3)}
+        for name, (read, write) in sorted(moved.items())
     ]
     total = sum(s["read_gb"] + s["write_gb"] for s in servers)
     for entry in servers:
-        moved = entry["read_gb"] + entry["write_gb"]
-        entry["share_percent"] = round(100 * moved / total, 1) if total else 0.0
+        share = entry["read_gb"] + entry["write_gb"]
+        entry["share_percent"] = round(100 * share / total, 1) if total else 0.0
     mean = 100 / len(servers) if servers else 0
     return {
         "servers": servers,

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from portal import influx
@@ -27,6 +28,7 @@ from portal.inventory.models import (
     Drive,
     Enclosure,
     Filesystem,
+    Server,
     ServerPair,
     StorageArray,
     Target,
@@ -173,19 +175,40 @@ def gather_facts(
         metrics = read_metrics(thresholds.sensor_silence_seconds)
     facts = rules.RackFacts(now=now, thresholds=thresholds)
 
-    pairs = list(ServerPair.objects.select_related("filesystem").prefetch_related("servers"))
+    # Only the fields the rules use: a pair's plan and a server's NIDs are large JSON.
+    pairs = list(
+        ServerPair.objects.only("id", "name", "kind", "filesystem_id").prefetch_related(
+            Prefetch("servers", queryset=Server.objects.only("id", "hostname", "role", "pair_id"))
+        )
+    )
     ssu_names = dict(SSU.objects.values_list("pair_id", "name"))
     arrays_by_pair: dict[int, list[StorageArray]] = defaultdict(list)
     for array in StorageArray.objects.all():
         arrays_by_pair[array.pair_id].append(array)
     groups = {
-        group.pk: group for group in VolumeGroup.objects.select_related("array").order_by("name")
+        group.pk: group
+        for group in VolumeGroup.objects.only("id", "name", "raid", "array_id").order_by("name")
     }
     group_facts = _volume_group_facts(groups, metrics)
+    groups_by_array: dict[int, list[int]] = defaultdict(list)
+    for pk, group in groups.items():
+        groups_by_array[group.array_id].append(pk)
     targets_by_pair: dict[int, list[Target]] = defaultdict(list)
-    for target in Target.objects.select_related(
-        "primary_server", "failover_server", "filesystem"
-    ).order_by("kind", "index"):
+    for target in (
+        Target.objects.select_related("primary_server", "failover_server", "filesystem")
+        .only(
+            "label",
+            "kind",
+            "index",
+            "state",
+            "volume_group_id",
+            "filesystem__name",
+            "primary_server__hostname",
+            "primary_server__pair_id",
+            "failover_server__hostname",
+        )
+        .order_by("kind", "index")
+    ):
         targets_by_pair[target.primary_server.pair_id].append(target)
 
     filesystems = {fs.pk: rules.FilesystemFacts(fs.name) for fs in Filesystem.objects.all()}
@@ -202,7 +225,7 @@ def gather_facts(
         ]
         _infer_mgs(targets)
         arrays = [
-            _array_facts(array, groups, group_facts, metrics)
+            _array_facts(array, groups_by_array[array.pk], group_facts, metrics)
             for array in sorted(arrays_by_pair[pair.pk], key=lambda a: a.name)
         ]
         unit = rules.UnitFacts(
@@ -385,7 +408,7 @@ def _locate_drives(
 
 def _array_facts(
     array: StorageArray,
-    groups: dict[int, VolumeGroup],
+    group_pks: list[int],
     group_facts: dict[int, rules.VolumeGroupFacts],
     metrics: Metrics,
 ) -> rules.ArrayFacts:
@@ -395,9 +418,7 @@ def _array_facts(
         if component == "controller":
             state = str(point.get("state") or "")
             facts.controllers[ident] = "optimal" if point.get("ok", 1) else (state or "failed")
-    facts.volume_groups = [
-        group_facts[pk] for pk, group in groups.items() if group.array_id == array.pk
-    ]
+    facts.volume_groups = [group_facts[pk] for pk in group_pks]
     lost_in_groups = {d.location for g in facts.volume_groups for d in g.lost_drives}
     spares = [
         (ident, str(point.get("state") or "failed"))

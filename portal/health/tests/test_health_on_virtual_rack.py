@@ -11,7 +11,7 @@ from django.conf import settings
 
 from portal.health.services.evaluation import evaluate_and_store
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
-from portal.inventory.models import Drive
+from portal.inventory.models import Drive, Target
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -125,5 +125,61 @@ def test_the_failure_sequence_on_a_virtual_rack_through_the_api(
     # Everything repaired and failed back: green again.
     virtual_rack.clear_all()
     virtual_rack.fail_back()
+    nodes = wait_for(client, {("filesystem", "scratch"): "green"}, within)
+    assert {n["status"] for n in nodes.values()} == {"green"}
+
+
+def test_other_rows_of_the_failure_matrix_on_a_virtual_rack(
+    virtual_rack, metrics_db, client, world, tmp_path
+):
+    """A failed RAID controller, a whole drawer out, a dead BMC: each is orange where the
+    failure matrix says, and green again once repaired."""
+    virtual_rack.save_inventory()
+    virtual_rack_thresholds()
+    client.login(username="viewer", password="pw-viewer-123!")
+    virtual_rack.start(settings.INFLUXDB_URL, metrics_db, tmp_path / "spool")
+    within = 3 * SENSOR_INTERVAL + 5
+    wait_for(client, {("filesystem", "scratch"): "green"}, within + 10)
+
+    virtual_rack.inject("controller-failed", array="ssu01-b", controller="B")
+    wait_for(
+        client,
+        {("array", "ssu01-b"): ("orange", "controller B has failed"), ("ssu", "ssu01"): "orange"},
+        2 * SENSOR_INTERVAL + 3,
+    )
+    virtual_rack.clear_all()
+    wait_for(client, {("filesystem", "scratch"): "green"}, within)
+
+    # Drawer 3 of ssu01-a's expansion enclosure: every group there loses drives, all online.
+    virtual_rack.inject("drawer-failed", array="ssu01-a", enclosure=1, drawer=3)
+    groups = sorted(
+        set(
+            Drive.objects.filter(
+                enclosure__array__name="ssu01-a", enclosure__position=1, drawer=3
+            ).values_list("volume_group__name", flat=True)
+        )
+        - {None}
+    )
+    labels = set(
+        Target.objects.filter(volume_group__name__in=groups).values_list("label", flat=True)
+    )
+    assert len(labels) == 6
+    nodes = wait_for(
+        client,
+        {("target", label): ("orange", "missing") for label in labels},
+        2 * SENSOR_INTERVAL + 3,
+    )
+    assert all(nodes[("target", label)]["summary"]["server"] for label in labels)  # online
+    virtual_rack.clear_all()
+    wait_for(client, {("filesystem", "scratch"): "green"}, within)
+
+    # oss02's BMC stops answering: the PDU is its only fence device left.
+    virtual_rack.inject("bmc-down", server="oss02")
+    wait_for(
+        client,
+        {("server", "oss02"): ("orange", "only the PDU can fence it")},
+        4 * SENSOR_INTERVAL + 5,
+    )
+    virtual_rack.clear_all()
     nodes = wait_for(client, {("filesystem", "scratch"): "green"}, within)
     assert {n["status"] for n in nodes.values()} == {"green"}

@@ -77,7 +77,11 @@
     draw(element, {
       kind: "timeseries",
       series: series,
-      scales: { x: { time: true }, y: { range: (u, min, max) => [Math.min(0, min), Math.max(max * 1.1, unit === "%" ? 10 : 1)] } },
+      scales: {
+        // The whole chosen range, ending now, however few points there are yet.
+        x: { time: true, range: () => { const end = Date.now() / 1000; return [end - (body.range || 3600), end]; } },
+        y: { range: (u, min, max) => [Math.min(0, min), Math.max(max * 1.1, unit === "%" ? 10 : 1)] },
+      },
       axes: [{}, { label: unit, size: 56 }],
       legend: { live: true },
     }, [body.time].concat(names.map((name) => body.series[name])));
@@ -119,7 +123,7 @@
   function short(label) {
     if (label == null) return "";
     const part = String(label).split("-").pop();
-    return part.replace(/^OST0*/, "") || part;
+    return part.replace(/^(OST|MDT)0*(?=.)/, "");
   }
 
   function capacity(element, body) {
