@@ -15,3 +15,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 app = Celery("ostara")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The default for every thread, not only this one: shared tasks sent from a web server's
+# worker threads must find this app, not Celery's unconfigured fallback (AMQP on localhost).
+app.set_default()

@@ -63,3 +63,18 @@ def test_a_viewer_cannot_cancel_or_retry(client, world, tmp_path):
     assert client.post(f"/jobs/{job.pk}/cancel/").status_code == 403
     job.refresh_from_db()
     assert job.state == JobState.PENDING
+
+
+def test_jobs_sent_from_a_web_server_thread_go_to_the_configured_broker(settings):
+    """gunicorn and the live server send jobs from their own threads; Celery's fallback app
+    there would try AMQP on localhost and the wizard's confirm would fail."""
+    import threading
+
+    from portal.jobs.tasks import run_job_task
+
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(run_job_task.app.conf.broker_url))
+    thread.start()
+    thread.join()
+    assert seen == [settings.CELERY_BROKER_URL]
+    assert seen[0].startswith("redis://")
