@@ -236,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
         os.environ.setdefault("OSTARA_LOG_LEVEL", "WARNING")
+        (work / "run" / "static").mkdir(parents=True, exist_ok=True)
         import django
 
         django.setup()

@@ -5,10 +5,11 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   configuration (provisioning.ha) is pushed through the virtual `cibadmin`, as the provisioning
   playbook does, so failovers are Pacemaker's own decisions (crm_simulate).
 - `python -m simulator serve` advances the workload and rewrites the hosts' trees.
-- One `sensors.agent.Agent` per server reads that server's tree and runs its `ipmitool sdr`;
-  the arrays reach it through `RackArraySource`, an ``ArraySource`` over the rack's array state
-  (the interface the sensors define for array tools). A server that is not running sends
-  nothing, as on real hardware.
+- One `sensors.agent.Agent` per server reads that server's tree, runs its `ipmitool sdr` and
+  asks the pair's arrays through its `SMcli`, all as configured on a real server. A server that
+  is not running sends nothing, as on real hardware.
+- `RackArraySource` (the benchmark's) gives the same array components from a rack state read
+  once, where a 100-SSU rack would make each SMcli call read the whole rack again.
 - The inventory is saved from the same plans and marked provisioned.
 """
 
@@ -177,8 +178,10 @@ class VirtualRack:
                     spool_dir=str(spool / host),
                     bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sdr",
                     bmc_timeout=10.0,
+                    array_smcli=str(self.root / "hosts" / host / "bin" / "SMcli"),
+                    array_names=tuple(arrays),
                 )
-                collector = Collector(config, array_source=RackArraySource(self.root, arrays))
+                collector = Collector(config)
                 agent = VirtualServerAgent(config, collector, self.root)
                 thread = threading.Thread(target=agent.run, name=f"sensor-{host}", daemon=True)
                 self.agents.append(agent)
