@@ -12,10 +12,12 @@ from django.conf import settings
 from django.db import transaction
 
 from portal import crypto
-from portal.inventory.services import save_plans
+from portal.inventory.choices import TargetState
+from portal.inventory.models import Server, ServerPair, Target
+from portal.inventory.services import ansible_inventory, save_plans
 from portal.jobs.choices import JobKind
 from portal.jobs.models import Job
-from portal.jobs.services import StepSpec, create_job, enqueue
+from portal.jobs.services import StepFailed, StepSpec, create_job, enqueue
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
 from provisioning.ha.describe import describe_cib
@@ -25,6 +27,7 @@ from provisioning.playbook_vars import (
     array_layout,
     target_list,
 )
+from provisioning.runner import run_playbook
 
 SESSION_KEY = "ssu_wizard"
 
@@ -109,12 +112,15 @@ class Draft:
                 return step
         return WizardStep.REVIEW
 
+    def servers_of(self, group: str) -> list[dict]:
+        """The servers stored for one pair ("mds" or "oss"), in the order entered."""
+        return self.data.get("servers", {}).get(group, {}).get("servers", [])
+
     def store_servers(self, group: str, pair_name: str, servers: list[dict]) -> None:
-        """Keep one pair's servers; an empty password keeps the one entered before."""
-        previous = {
-            s["hostname"]: s for s in self.data.get("servers", {}).get(group, {}).get("servers", [])
-        }
-        old_by_position = self.data.get("servers", {}).get(group, {}).get("servers", [])
+        """Keep one pair's servers; an empty password keeps the one entered before (for the
+        same host name, else for the same position)."""
+        old = self.servers_of(group)
+        by_hostname = {s["hostname"]: s for s in old}
         stored = []
         for position, server in enumerate(servers):
             entry = {
@@ -123,15 +129,15 @@ class Draft:
             if server.get("bmc_password"):
                 entry["bmc_password"] = crypto.encrypt(server["bmc_password"])
             else:
-                earlier = previous.get(server["hostname"]) or (
-                    old_by_position[position] if position < len(old_by_position) else {}
+                earlier = by_hostname.get(server["hostname"]) or (
+                    old[position] if position < len(old) else {}
                 )
                 entry["bmc_password"] = earlier.get("bmc_password", "")
             stored.append(entry)
         self.data.setdefault("servers", {})[group] = {"name": pair_name, "servers": stored}
 
     def has_password(self, group: str, position: int) -> bool:
-        servers = self.data.get("servers", {}).get(group, {}).get("servers", [])
+        servers = self.servers_of(group)
         return position < len(servers) and bool(servers[position].get("bmc_password"))
 
     # --- specs: the same JSON the planner command takes ---------------------------------
@@ -297,11 +303,6 @@ def start_provisioning(draft: Draft, user) -> Job:
 def run_playbook_step(job: Job, step, console) -> None:
     """A provisioning step: run the playbook named like the step against the job's pairs."""
 
-    from portal.inventory.models import ServerPair
-    from portal.inventory.services import ansible_inventory
-    from portal.jobs.services import StepFailed
-    from provisioning.runner import run_playbook
-
     pairs = list(
         ServerPair.objects.filter(name__in=job.params["pairs"]).select_related("filesystem")
     )
@@ -331,8 +332,6 @@ def run_playbook_step(job: Job, step, console) -> None:
 
 def record_placements(pairs, placements: dict[str, str]) -> int:
     """Note in the inventory where each target runs, as the verify playbook found it."""
-    from portal.inventory.choices import TargetState
-    from portal.inventory.models import Server, Target
 
     servers = {s.hostname: s for s in Server.objects.filter(pair__in=pairs)}
     changed = 0

@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from portal.inventory.models import Filesystem
+from portal.inventory.models import Filesystem, Server, ServerPair
 from portal.inventory.services import preview_plans
 from portal.wizard import forms
 from portal.wizard.choices import FilesystemMode, WizardStep
@@ -84,10 +84,9 @@ def filesystem_step(request):
     return _render(request, "wizard/filesystem.html", draft, WizardStep.FILESYSTEM, {"form": form})
 
 
-def _server_forms(request, draft: Draft, group: str, data=None) -> tuple:
-    stored = draft.data.get("servers", {}).get(group, {})
-    servers = stored.get("servers", [])
-    default_name = stored.get("name") or _next_name(group)
+def _server_forms(draft: Draft, group: str, data=None) -> tuple:
+    servers = draft.servers_of(group)
+    default_name = draft.data.get("servers", {}).get(group, {}).get("name") or _next_name(group)
     name_form = forms.PairNameForm(data, prefix=group, initial={"name": default_name})
     server_forms = []
     for position in range(2):
@@ -107,8 +106,6 @@ def _server_forms(request, draft: Draft, group: str, data=None) -> tuple:
 
 
 def _next_name(group: str) -> str:
-    from portal.inventory.models import ServerPair
-
     prefix = "ssu" if group == "oss" else "mds"
     taken = set(ServerPair.objects.values_list("name", flat=True))
     number = 1
@@ -124,17 +121,15 @@ def servers_step(request):
         return redirect("wizard:filesystem")
     groups = ["mds", "oss"] if draft.new_filesystem else ["oss"]
     data = request.POST if request.method == "POST" else None
-    pairs = {group: _server_forms(request, draft, group, data) for group in groups}
-    mdt_initial = draft.data.get("servers", {}).get("mdt_array") or {
-        "name": f"{pairs.get('mds', (None,))[0].initial['name']}-a" if "mds" in pairs else "",
-        "controller": "E2724",
-        "drive_tb": 1.2,
-    }
-    mdt_form = (
-        forms.MdtArrayForm(data, prefix="mdt", initial=mdt_initial)
-        if draft.new_filesystem
-        else None
-    )
+    pairs = {group: _server_forms(draft, group, data) for group in groups}
+    mdt_form = None
+    if draft.new_filesystem:
+        mdt_initial = draft.data.get("servers", {}).get("mdt_array") or {
+            "name": f"{pairs['mds'][0].initial['name']}-a",
+            "controller": "E2724",
+            "drive_tb": 1.2,
+        }
+        mdt_form = forms.MdtArrayForm(data, prefix="mdt", initial=mdt_initial)
 
     if request.method == "POST":
         every_form = [
@@ -169,8 +164,6 @@ def servers_step(request):
 
 def _unique_across(pairs: dict) -> bool:
     """Host names, NIDs and pair names must differ between the MDS pair and the SSU too."""
-    from portal.inventory.models import Server
-
     ok = True
     seen_hosts: dict[str, str] = {}
     seen_nids: dict[str, str] = {}
