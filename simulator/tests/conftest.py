@@ -14,30 +14,11 @@ import pytest
 
 from provisioning.planner import make_plan
 from simulator import provision
+from simulator.bench import mds_spec
 from simulator.rack import Rack
 
-MDS_SPEC = {
-    "filesystem": "scratch",
-    "ssu": "mds01",
-    "role": "mds",
-    "servers": [
-        {
-            "hostname": "mds01",
-            "nids": ["10.10.0.1@o2ib"],
-            "bmc": "10.20.0.1",
-            "pdu_outlet": "pdu1:1",
-        },
-        {
-            "hostname": "mds02",
-            "nids": ["10.10.0.2@o2ib"],
-            "bmc": "10.20.0.2",
-            "pdu_outlet": "pdu2:1",
-        },
-    ],
-    "raid": "10",
-    "segment_kib": 128,
-    "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
-}
+# The benchmark's MDS pair: one spec for the rack tests and the benchmark.
+MDS_SPEC = mds_spec()
 
 
 def ssu_spec(number: int = 1, segment_kib: int = 128) -> dict:
