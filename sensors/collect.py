@@ -4,8 +4,9 @@ Each collector runs inside its own guard: a file that fails to parse is reported
 collector and skipped, and even an unexpected error in one collector only costs that
 collector's points for the round, never the others'.
 
-The BMC and array collectors wait on outside programs (ipmitool over the LAN, SMcli: about a
-second each), so they run in threads of their own, each into its own Round merged at the end,
+The BMC, array and redundancy collectors wait on outside programs (ipmitool over the LAN,
+SMcli: about a second each; corosync-cfgtool, multipath, lnetctl), so they run in threads of
+their own, each into its own Round merged at the end,
 while the Lustre files are read: a round lasts as long as its slowest part, not their sum.
 """
 
@@ -21,6 +22,12 @@ from sensors.jobstats import JobStatsReader
 from sensors.layout import LustreTree
 from sensors.lustre import collect_oss_services, collect_targets
 from sensors.node import collect_lnet, collect_node
+from sensors.redundancy import (
+    collect_cluster,
+    collect_lnet_state,
+    collect_multipath,
+    collect_partner_power,
+)
 from sensors.rounds import Round
 
 
@@ -29,7 +36,7 @@ class Collector:
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="outside")
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outside")
         self.array_source = array_source
         timeout = min(config.array_timeout, max(1.0, 0.8 * config.interval))
         if array_source is None and config.array_smcli:
@@ -80,6 +87,32 @@ class Collector:
             part = Round(rnd.timestamp, rnd.tags)
             where = f"array command {self.config.array_smcli or self.config.array_command!r}"
             jobs.append((part, "array", collect_arrays, (part, self.array_source, where)))
+        timeout = min(self.config.command_timeout, ceiling)
+        config = self.config
+        for name, active, function, args in (
+            ("cluster", config.cluster_command, collect_cluster, (config.cluster_command,)),
+            (
+                "multipath",
+                config.multipath_command,
+                collect_multipath,
+                (config.multipath_command,),
+            ),
+            (
+                "lnet",
+                config.lnetctl_command,
+                collect_lnet_state,
+                (config.lnetctl_command, config.lnet_peers),
+            ),
+            (
+                "partner_bmc",
+                config.partner_bmc_command,
+                collect_partner_power,
+                (config.partner_host, config.partner_bmc_command),
+            ),
+        ):
+            if name in wanted and active:
+                part = Round(rnd.timestamp, rnd.tags)
+                jobs.append((part, name, function, (part, *args, timeout)))
         started = []
         for part, name, function, args in jobs:
             future = self._pool.submit(self._guard, part, name, function, *args)

@@ -10,7 +10,18 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-COLLECTORS = ("ost", "mdt", "oss_service", "node", "lnet", "bmc", "array")
+COLLECTORS = (
+    "ost",
+    "mdt",
+    "oss_service",
+    "node",
+    "lnet",
+    "bmc",
+    "array",
+    "cluster",
+    "multipath",
+    "partner_bmc",
+)
 DEFAULT_SPOOL_DIR = "/var/lib/ostara-sensor/spool"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _TAG_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -28,6 +39,8 @@ RESERVED_TAGS = {
     "component",
     "id",
     "server",
+    "device",
+    "polled_by",
 }
 
 
@@ -59,6 +72,14 @@ class SensorConfig:
     array_smcli: str = ""
     array_names: tuple[str, ...] = ()
     array_timeout: float = 20.0
+    # The redundant paths (sensors.redundancy); empty commands are not run.
+    cluster_command: str = ""
+    multipath_command: str = ""
+    lnetctl_command: str = ""
+    lnet_peers: tuple[str, ...] = ()
+    partner_host: str = ""
+    partner_bmc_command: str = ""
+    command_timeout: float = 10.0
 
     def static_tags(self) -> dict[str, str]:
         return {**self.tags, "server": self.server}
@@ -126,6 +147,16 @@ def load_config(path: str | Path) -> SensorConfig:
     names = text("array", "names", "")
     config.array_names = tuple(n for n in re.split(r"[\s,]+", names) if n)
     config.array_timeout = _number(parser, "array", "timeout", config.array_timeout, float)
+    config.cluster_command = text("cluster", "command", "")
+    config.multipath_command = text("multipath", "command", "")
+    config.lnetctl_command = text("lnet", "lnetctl", "")
+    peers = text("lnet", "ping", "")
+    config.lnet_peers = tuple(n for n in re.split(r"[\s,]+", peers) if n)
+    config.partner_host = text("partner", "host", "")
+    config.partner_bmc_command = text("partner", "bmc_command", "")
+    config.command_timeout = _number(
+        parser, "sensor", "command_timeout", config.command_timeout, float
+    )
     validate(config)
     return config
 
@@ -153,5 +184,11 @@ def validate(config: SensorConfig) -> None:
     for name in config.array_names:
         if not _NAME_RE.match(name):
             raise ConfigError(f"[array] names: {name!r} is not a valid array name")
+    if bool(config.partner_host) != bool(config.partner_bmc_command):
+        raise ConfigError("[partner] host and bmc_command go together")
+    if config.partner_host and not _NAME_RE.match(config.partner_host):
+        raise ConfigError(f"[partner] host = {config.partner_host!r} is not a valid host name")
+    if config.lnet_peers and not config.lnetctl_command:
+        raise ConfigError("[lnet] ping needs [lnet] lnetctl")
     if config.role and not _NAME_RE.match(config.role):
         raise ConfigError(f"[sensor] role = {config.role!r} is not a valid value")

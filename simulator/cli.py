@@ -2,6 +2,7 @@
 
     python -m simulator add     --rack DIR SPEC.json [--build]  rack and cable an SSU/MDS pair
     python -m simulator serve   --rack DIR [--interval 10] [--speed 1] [--scenario NAME]
+                                      [--multipath-queue SECONDS]
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator status  --rack DIR [--json]
@@ -124,6 +125,8 @@ def cmd_serve(args) -> int:
             (Path(trees) / "RACK").write_text(f"{rack.root}\n")
         if args.scenario:
             rack.set_scenario(args.scenario, args.hot_server)
+        if args.multipath_queue is not None:
+            rack.state["multipath_queue_seconds"] = args.multipath_queue
         # Resume where the rack was: the clock jumps to the present, nothing is replayed.
         rack.state["clock"] = max(rack.state["clock"], time.time())
         rack.render()
@@ -248,6 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second")
     serve.add_argument("--scenario", choices=SCENARIOS)
     serve.add_argument("--hot-server")
+    serve.add_argument(
+        "--multipath-queue",
+        type=float,
+        metavar="SECONDS",
+        help="how long a server that lost every SAS path queues its I/O before its partner "
+        "fences it (multipath's no_path_retry; kept in the rack; default 0: at once)",
+    )
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
     trees = serve.add_mutually_exclusive_group()
     trees.add_argument(

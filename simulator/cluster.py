@@ -215,15 +215,26 @@ def _pair_servers(rack, pair_name: str) -> list[str]:
     return list(rack.state["pairs"][pair_name]["servers"])
 
 
+def io_given_up(rack, server: dict) -> bool:
+    """Every SAS path of the server is gone and multipath has stopped queueing its I/O: the
+    rack's `multipath_queue_seconds` (multipath.conf's no_path_retry x polling_interval; 0,
+    the default, fails I/O at once as `no_path_retry fail` does) have passed."""
+    if not server.get("io_hung"):
+        return False
+    since = server.get("io_hung_since", rack.now)
+    return rack.now - since >= rack.state.get("multipath_queue_seconds", 0)
+
+
 def is_member(rack, host: str) -> bool:
     """A node is in the cluster when it is up, runs Pacemaker and hears its partner. A node
-    whose I/O hangs (every SAS path lost) fails its stop operations and is treated as lost."""
+    whose I/O hangs for good (every SAS path lost, multipath's queueing over) fails its stop
+    operations and is treated as lost."""
     server = rack.state["servers"][host]
     return (
         server["state"] == "up"
         and server["pacemaker"]
         and server["heartbeat_up"]
-        and not server.get("io_hung")
+        and not io_given_up(rack, server)
     )
 
 
@@ -493,7 +504,13 @@ def reconcile_all(rack) -> list[dict]:
 
 
 def tick(rack) -> None:
-    """Called every refresh: nothing to do unless a pair was marked for reconciling."""
+    """Called every refresh: nothing to do unless a pair was marked for reconciling, or a
+    server's queued I/O has just been given up (its partner then fences it)."""
+    servers = rack.state["servers"]
     for pair_name, pair in rack.state["pairs"].items():
-        if pair.pop("dirty", False):
+        given_up = any(
+            servers[host]["cluster"] == "online" and io_given_up(rack, servers[host])
+            for host in pair["servers"]
+        )
+        if pair.pop("dirty", False) or given_up:
             reconcile(rack, pair_name)

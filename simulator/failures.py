@@ -11,8 +11,8 @@
 - bmc-down / pdu-down (--server): one fence path; ipmitool fails (BMC), the other device
   fences instead.
 - sas-link-down (--server, --links 1 or 0 for all): one link: multipath keeps a path, a
-  little bandwidth is lost; all: I/O to its targets hangs, the partner fences it and takes
-  over.
+  little bandwidth is lost; all: I/O to its targets hangs (queued for the rack's
+  `multipath_queue_seconds`, 0 by default), then the partner fences it and takes over.
 - drive-failed (--array with --drive T,D,S, or --volume-group with --count N): the group is
   degraded (1), critical (2) or failed (3: the OST is lost); a global hot spare, if any,
   rebuilds.
@@ -123,8 +123,10 @@ def inject(
                 raise RackError(f"{host['hostname']} has no SAS link left to pull")
             failure["links"] = pulled
             if not any(up for paths in host["sas"].values() for up in paths.values()):
-                # Every path gone: I/O to its targets hangs until the partner fences it.
+                # Every path gone: I/O to its targets is queued, then hangs, and the partner
+                # fences it (cluster.io_given_up).
                 host["io_hung"] = True
+                host["io_hung_since"] = rack.now
     elif kind == "private-switch-down":
         name = pair or (rack.server(server)["pair"] if server else None)
         if not name or name not in state["pairs"]:
@@ -284,6 +286,7 @@ def clear(rack, failure_id: str | None) -> list[dict]:
             elif kind == "sas-link-down":
                 for array_name, ctrl in failure.get("links", []):
                     host["sas"][array_name][ctrl] = True
+                host.pop("io_hung_since", None)
                 if host.pop("io_hung", False):
                     host["pacemaker"] = True
         elif kind == "private-switch-down":

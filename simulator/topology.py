@@ -306,14 +306,23 @@ def _mapped_to(array: dict, volume_name: str, host: str) -> bool:
     return bool(mapping) and host in array.get("host_groups", {}).get(mapping["host_group"], [])
 
 
+def mapped_volumes(state: dict, host: str) -> list[tuple[dict, str]]:
+    """(array, volume name) of every volume mapped to the server on the arrays cabled to it,
+    whatever the state of its SAS links: the multipath maps it keeps."""
+    server = state["servers"][host]
+    found = []
+    for array_name in sorted(server["sas"]):
+        array = state["arrays"].get(array_name)
+        if array:
+            found += [(array, name) for name in array["volumes"] if _mapped_to(array, name, host)]
+    return found
+
+
 def host_volumes(state: dict, host: str) -> list[str]:
     server = state["servers"][host]
-    names = []
-    for array_name in server["sas"]:
-        array = state["arrays"].get(array_name)
-        if array and _host_array_sees(server, array):
-            names += [name for name in array["volumes"] if _mapped_to(array, name, host)]
-    return sorted(names)
+    return sorted(
+        name for array, name in mapped_volumes(state, host) if _host_array_sees(server, array)
+    )
 
 
 def target_volume(state: dict, target: dict) -> tuple[dict, dict] | None:

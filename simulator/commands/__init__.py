@@ -16,6 +16,8 @@ Each virtual host has `DIR/hosts/<host>/bin/<command>`, a small shell wrapper th
 | ipmitool (sdr, sensor, chassis power/status) | `ipmitool` |
 | cibadmin, crm_mon, crm_resource, crm_attribute | `pacemaker` (the real tools on the pair's CIB) |
 | SMcli (E-series script commands, a subset) | `smcli` |
+| multipath (-ll, -l) | `multipath` |
+| corosync-cfgtool (-s) | `corosync_cfgtool` |
 
 A command run on a server that is down fails as ssh would (exit 255).
 """
@@ -47,6 +49,8 @@ MODULES = {
     "crm_resource": "pacemaker",
     "crm_attribute": "pacemaker",
     "SMcli": "smcli",
+    "multipath": "multipath",
+    "corosync-cfgtool": "corosync_cfgtool",
 }
 
 
