@@ -125,10 +125,19 @@ class ServerFacts:
     memory_available_percent: float | None = None
     bmc_last_seen: float | None = None  # None: no BMC readings at all (not configured)
     bmc_readings: list[BmcReading] = field(default_factory=list)
-    lnet_up: bool | None = None
-    # "array/controller" -> up, when the sensor reports the server's SAS paths.
+    # What the server's own tools say of its redundant paths (sensors.redundancy); None: not
+    # reported. A silent server keeps the facts of its last report.
+    lnet_up: bool | None = None  # lnetctl net show: every network interface up
+    lnet_partner_ping: bool | None = None  # lnetctl ping of the partner's NIDs answered
+    # "array/path" -> up (multipath -ll), for the arrays whose paths are not all up.
     sas_paths: dict[str, bool] = field(default_factory=dict)
-    heartbeat_up: bool | None = None
+    heartbeat_up: bool | None = None  # corosync-cfgtool -s: no ring faulty
+    cluster_running: bool | None = None  # corosync answers
+    partner_heard: bool | None = None  # the partner is connected on at least one ring
+    # The chassis power as the server's BMC answers its partner's poll (management network).
+    power_answered: bool | None = None
+    power_on: bool | None = None
+    power_polled_by: str | None = None
 
 
 @dataclass
@@ -324,19 +333,22 @@ def _server(
     limits: Thresholds,
 ) -> Node:
     node = Node("server", server.hostname, summary={"role": server.role})
-    silence = limits.sensor_silence_seconds
-    silent = server.last_seen is None or now - server.last_seen > silence
+    silent = _silent(server, now, limits)
+    partners = [other for name, other in servers.items() if name != server.hostname]
     if server.last_seen is None:
         if not unit_in_service:
             node.status = GREY
             node.reasons.append("not in service yet: its sensor has not reported")
             return node
-        node.raise_to(RED, "its sensor has never reported: the server is down or not watched")
-    elif now - server.last_seen > silence:
+        node.raise_to(RED, _powered(server, "its sensor has never reported"))
+    elif silent:
         node.raise_to(
             RED,
-            f"its sensor has sent nothing for {_duration(now - server.last_seen)} "
-            f"(since {_clock(server.last_seen)}): the server is down or not watched",
+            _powered(
+                server,
+                f"its sensor has sent nothing for {_duration(now - server.last_seen)} "
+                f"(since {_clock(server.last_seen)})",
+            ),
         )
     own = [t for t in unit.targets if t.primary == server.hostname and t.in_service]
     moved = [t for t in own if t.served_by and t.served_by != server.hostname]
@@ -359,15 +371,32 @@ def _server(
     served = [t for t in unit.targets if t.served_by == server.hostname]
     node.summary["targets"] = len(served)
     if silent:
-        return node  # a silent sensor's other readings are stale: do not judge them
+        # Its other readings are stale: only what its partner sees now, and the causes its
+        # last report named (a server that lost its SAS paths or its heartbeat is fenced).
+        for other in partners:
+            if not _silent(other, now, limits) and other.partner_heard is False:
+                node.reasons.append(f"{other.hostname} has lost the heartbeat (corosync) to it")
+        for status, reason in _paths(server, partners, served, now, limits):
+            node.raise_to(status, f"its last report: {reason}")
+        return node
     if server.lustre_healthy is False:
         node.raise_to(RED, "Lustre's health_check reports NOT HEALTHY")
-    if server.lnet_up is False:
-        node.raise_to(RED if served else ORANGE, "its LNet (public network) link is down")
-    if server.heartbeat_up is False:
-        node.raise_to(ORANGE, "its heartbeat link is down: the pair cannot fence")
-    _sas_paths(node, server)
+    for status, reason in _paths(server, partners, served, now, limits):
+        node.raise_to(status, reason)
+    stale_bmc = len(node.reasons)
     _bmc(node, server, now, limits)
+    if server.power_answered is False and not any(
+        "only the PDU" in reason for reason in node.reasons[stale_bmc:]
+    ):
+        node.raise_to(
+            ORANGE,
+            f"its BMC does not answer {server.power_polled_by} over the management network: "
+            + (
+                "with the heartbeat down too, it cannot be fenced"
+                if server.heartbeat_up is False
+                else "only the PDU can fence it"
+            ),
+        )
     if server.cpu_idle_percent is not None:
         node.summary["cpu_idle_percent"] = round(server.cpu_idle_percent, 1)
         _threshold_low(
@@ -394,26 +423,82 @@ def _server(
     return node
 
 
-def _sas_paths(node: Node, server: ServerFacts) -> None:
-    if not server.sas_paths:
-        return
-    down = sorted(path for path, up in server.sas_paths.items() if not up)
-    if not down:
-        return
-    by_array: dict[str, list[str]] = {}
-    for path, up in server.sas_paths.items():
-        by_array.setdefault(path.split("/")[0], []).append(path if up else "")
-    dead_arrays = [array for array, paths in by_array.items() if not any(paths)]
-    if dead_arrays:
-        node.raise_to(
-            RED,
-            f"every SAS path to {', '.join(sorted(dead_arrays))} is down: "
-            "its targets fail over after the multipath timeout",
+def _silent(server: ServerFacts, now: float, limits: Thresholds) -> bool:
+    return server.last_seen is None or now - server.last_seen > limits.sensor_silence_seconds
+
+
+def _powered(server: ServerFacts, silence: str) -> str:
+    """A silent server's reason: what its BMC answered its partner, if it did."""
+    if not server.power_answered or server.power_on is None:
+        return f"{silence}: the server is down or not watched"
+    if not server.power_on:
+        return (
+            f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
+            f"with the chassis off; {silence}"
         )
-    else:
-        node.raise_to(
-            ORANGE, f"SAS path {', '.join(down)} is down: multipath carries on over the other"
+    return (
+        f"{silence}, while its BMC answers {server.power_polled_by} with the power on: "
+        "hung or crashed, or its sensor stopped"
+    )
+
+
+def _paths(
+    server: ServerFacts,
+    partners: list[ServerFacts],
+    served: list[TargetFacts],
+    now: float,
+    limits: Thresholds,
+) -> list[tuple[str, str]]:
+    """(colour, reason) for each redundant path the server's own tools report lost."""
+    found = []
+    if server.lnet_up is False:
+        unreachable = [
+            p.hostname
+            for p in partners
+            if not _silent(p, now, limits) and p.lnet_partner_ping is False
+        ]
+        reason = "its LNet (public network) link is down (lnetctl net show)"
+        if unreachable:
+            reason += f"; {', '.join(unreachable)} cannot lnetctl ping it"
+        found.append((RED if served else ORANGE, reason))
+    if server.cluster_running is False:
+        found.append((ORANGE, "its cluster stack (corosync) does not answer: it cannot fail over"))
+    elif server.heartbeat_up is False and all(not _silent(p, now, limits) for p in partners):
+        # With the partner down the lost ring is the partner's absence, said on the partner.
+        names = ", ".join(p.hostname for p in partners) or "its partner"
+        found.append(
+            (ORANGE, f"its heartbeat (corosync ring) to {names} is down: the pair cannot agree")
         )
+    found += _sas_paths(server)
+    return found
+
+
+def _sas_paths(server: ServerFacts) -> list[tuple[str, str]]:
+    by_array: dict[str, list[bool]] = {}
+    for path, up in sorted(server.sas_paths.items()):
+        by_array.setdefault(path.split("/")[0], []).append(up)
+    found = []
+    for array, paths in sorted(by_array.items()):
+        down = paths.count(False)
+        if not down:
+            continue
+        if down == len(paths):
+            found.append(
+                (
+                    RED,
+                    f"every SAS path to {array} is down (multipath): its targets fail over "
+                    "after the multipath timeout",
+                )
+            )
+        else:
+            found.append(
+                (
+                    ORANGE,
+                    f"{down} of its {len(paths)} SAS paths to {array} down (multipath): "
+                    "multipath carries on over the other",
+                )
+            )
+    return found
 
 
 def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> None:

@@ -296,7 +296,8 @@ def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None)
         # Pair groups get a prefix: an MDS pair is often named like its first server.
         groups[f"pair_{pair.name}"] = {"hosts": {server.hostname: {} for server in servers}}
         for server in servers:
-            partner = next(s.hostname for s in servers if s.pk != server.pk)
+            partner_server = next(s for s in servers if s.pk != server.pk)
+            partner = partner_server.hostname
             host = {
                 "ostara_pair": pair.name,
                 "ostara_pair_group": f"pair_{pair.name}",
@@ -304,6 +305,10 @@ def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None)
                 "ostara_fsname": pair.filesystem.name,
                 "ostara_partner": partner,
                 "ostara_nids": server.lnet_nids,
+                # The sensor polls its partner's chassis power (sensors.redundancy).
+                "ostara_partner_nids": partner_server.lnet_nids,
+                "ostara_partner_bmc": partner_server.bmc_address,
+                "ostara_partner_bmc_user": partner_server.bmc_username,
             }
             if virtual_rack is not None:
                 root = virtual_rack / "hosts" / server.hostname

@@ -68,6 +68,11 @@ class Metrics:
     target_round: dict[str, float] = field(default_factory=dict)  # server -> newest target time
     arrays: dict[str, dict[tuple[str, str], dict]] = field(default_factory=dict)
     array_seen: dict[str, float] = field(default_factory=dict)
+    # The redundant paths (sensors.redundancy), newest report of each server.
+    cluster: dict[str, dict] = field(default_factory=dict)
+    lnet_state: dict[str, dict] = field(default_factory=dict)
+    multipath_faults: dict[str, list[dict]] = field(default_factory=dict)  # server -> devices
+    power: dict[str, dict] = field(default_factory=dict)  # polled server -> newest answer
 
 
 def metric_statements(silence_seconds: float) -> dict[str, str]:
@@ -100,6 +105,43 @@ def metric_statements(silence_seconds: float) -> dict[str, str]:
     }
 
 
+def signal_statements(silence_seconds: float) -> dict[str, str]:
+    """The statements of the redundant paths a server reports (sensors.redundancy). A silent
+    server's last report is kept (the hour's window): it names what it lost before its partner
+    fenced it. Of the multipath maps only those with a failed path are read."""
+    short = int(max(60, 3 * silence_seconds))
+    return {
+        "cluster": "SELECT running, rings_total, rings_faulty, peers_total, peers_connected "
+        f"FROM cluster WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
+        "GROUP BY server ORDER BY time DESC LIMIT 1",
+        "lnet_state": "SELECT nets_up, nets_down, peers_pinged, peer_ping_ok FROM lnet "
+        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
+        "GROUP BY server ORDER BY time DESC LIMIT 1",
+        "multipath_faults": "SELECT paths_total, paths_active, paths_failed FROM multipath "
+        f"WHERE paths_failed > 0 AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
+        "GROUP BY server, device ORDER BY time DESC LIMIT 1",
+        "bmc_power": f"SELECT answered, power_on FROM bmc_power WHERE time > now() - {short}s "
+        "GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
+    }
+
+
+def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
+    """The answers of ``signal_statements`` into ``metrics`` (after ``sensor_seen``)."""
+    for point in answers["cluster"]:
+        metrics.cluster[point["server"]] = point
+    for point in answers["lnet_state"]:
+        metrics.lnet_state[point["server"]] = point
+    for point in answers["multipath_faults"]:
+        server = point.get("server", "")
+        # Only faults of the server's newest round: a repaired path is no longer reported.
+        if point["time"] / 1000 >= metrics.sensor_seen.get(server, 0):
+            metrics.multipath_faults.setdefault(server, []).append(point)
+    for point in answers["bmc_power"]:
+        newest = metrics.power.get(point["server"])
+        if newest is None or point["time"] > newest["time"]:
+            metrics.power[point["server"]] = point
+
+
 def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
     recent = int(max(20, silence_seconds))
     which = " OR ".join(f"array = {influx.quote_string(name)}" for name in sorted(arrays))
@@ -112,12 +154,13 @@ def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
 
 def read_metrics(silence_seconds: float) -> Metrics:
     """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``."""
-    statements = metric_statements(silence_seconds)
+    statements = {**metric_statements(silence_seconds), **signal_statements(silence_seconds)}
     results = influx.query_tagged(list(statements.values()), epoch="ms")
     answers = dict(zip(statements, results, strict=True))
     metrics = Metrics()
     for point in answers["sensor"]:
         metrics.sensor_seen[point["server"]] = point["time"] / 1000
+    read_signals(answers, metrics)
     for point in answers["node"]:
         metrics.node.setdefault(point["server"], []).append(point)
     for point in answers["bmc_seen"]:
@@ -193,6 +236,9 @@ def gather_facts(
     groups_by_array: dict[int, list[int]] = defaultdict(list)
     for pk, group in groups.items():
         groups_by_array[group.array_id].append(pk)
+    # Multipath maps are named after their targets' volumes (the target label).
+    arrays_by_pk = {a.pk: a.name for arrays in arrays_by_pair.values() for a in arrays}
+    device_arrays: dict[str, str] = {}
     targets_by_pair: dict[int, list[Target]] = defaultdict(list)
     for target in (
         Target.objects.select_related("primary_server", "failover_server", "filesystem")
@@ -210,6 +256,9 @@ def gather_facts(
         .order_by("kind", "index")
     ):
         targets_by_pair[target.primary_server.pair_id].append(target)
+        group = groups.get(target.volume_group_id)
+        if group is not None:
+            device_arrays[target.label] = arrays_by_pk.get(group.array_id, "")
 
     filesystems = {fs.pk: rules.FilesystemFacts(fs.name) for fs in Filesystem.objects.all()}
     # The MDS pair first, then the SSUs in name order.
@@ -219,6 +268,8 @@ def gather_facts(
             _server_facts(server.hostname, server.role, metrics, now, thresholds)
             for server in sorted(pair.servers.all(), key=lambda s: s.hostname)
         ]
+        for server in servers:
+            signal_facts(server, metrics, device_arrays)
         targets = [
             _target_facts(t, metrics, group_facts, now, thresholds.sensor_silence_seconds)
             for t in targets_by_pair[pair.pk]
@@ -273,6 +324,39 @@ def _server_facts(
             )
         )
     return server
+
+
+def signal_facts(server: rules.ServerFacts, metrics: Metrics, device_arrays: dict) -> None:
+    """The server's redundant paths as its own tools reported them last, and its power as its
+    BMC answered the partner."""
+    cluster = metrics.cluster.get(server.hostname)
+    if cluster:
+        server.cluster_running = cluster.get("running") != 0
+        if cluster.get("rings_faulty") is not None:
+            server.heartbeat_up = cluster["rings_faulty"] == 0
+        if cluster.get("peers_total"):
+            server.partner_heard = (cluster.get("peers_connected") or 0) > 0
+    lnet = metrics.lnet_state.get(server.hostname)
+    if lnet and lnet.get("nets_down") is not None:
+        server.lnet_up = lnet["nets_down"] == 0 and (lnet.get("nets_up") or 0) > 0
+    if lnet and lnet.get("peers_pinged"):
+        server.lnet_partner_ping = lnet.get("peer_ping_ok") == lnet["peers_pinged"]
+    # Per array, as many paths as its maps have, as many down as the worst map lost.
+    totals: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for point in metrics.multipath_faults.get(server.hostname, []):
+        array = device_arrays.get(point.get("device", "")) or f"device {point.get('device')}"
+        totals[array] = max(totals.get(array, 0), point.get("paths_total") or 0)
+        failed[array] = max(failed.get(array, 0), point.get("paths_failed") or 0)
+    for array, total in totals.items():
+        for number in range(1, total + 1):
+            server.sas_paths[f"{array}/{number}"] = number > failed[array]
+    power = metrics.power.get(server.hostname)
+    if power:
+        server.power_answered = bool(power.get("answered"))
+        server.power_polled_by = power.get("polled_by")
+        if power.get("power_on") is not None:
+            server.power_on = bool(power["power_on"])
 
 
 def _cpu_idle(older: dict, newer: dict) -> float | None:
