@@ -117,6 +117,8 @@ def signal_statements(silence_seconds: float) -> dict[str, str]:
         "lnet_state": "SELECT nets_up, nets_down, peers_pinged, peer_ping_ok FROM lnet "
         f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
         "GROUP BY server ORDER BY time DESC LIMIT 1",
+        "multipath_rounds": "SELECT last(paths_total) FROM multipath "
+        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
         "multipath_faults": "SELECT paths_total, paths_active, paths_failed FROM multipath "
         f"WHERE paths_failed > 0 AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
         "GROUP BY server, device ORDER BY time DESC LIMIT 1",
@@ -126,15 +128,16 @@ def signal_statements(silence_seconds: float) -> dict[str, str]:
 
 
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
-    """The answers of ``signal_statements`` into ``metrics`` (after ``sensor_seen``)."""
+    """The answers of ``signal_statements`` into ``metrics``."""
     for point in answers["cluster"]:
         metrics.cluster[point["server"]] = point
     for point in answers["lnet_state"]:
         metrics.lnet_state[point["server"]] = point
+    rounds = {point["server"]: point["time"] for point in answers["multipath_rounds"]}
     for point in answers["multipath_faults"]:
         server = point.get("server", "")
-        # Only faults of the server's newest round: a repaired path is no longer reported.
-        if point["time"] / 1000 >= metrics.sensor_seen.get(server, 0):
+        # Only faults of the server's newest multipath round: a repaired path is not reported.
+        if point["time"] >= rounds.get(server, 0):
             metrics.multipath_faults.setdefault(server, []).append(point)
     for point in answers["bmc_power"]:
         newest = metrics.power.get(point["server"])

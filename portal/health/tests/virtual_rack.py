@@ -5,9 +5,11 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   configuration (provisioning.ha) is pushed through the virtual `cibadmin`, as the provisioning
   playbook does, so failovers are Pacemaker's own decisions (crm_simulate).
 - `python -m simulator serve` advances the workload and rewrites the hosts' trees.
-- One `sensors.agent.Agent` per server reads that server's tree, runs its `ipmitool sdr` and
-  asks the pair's arrays through its `SMcli`, all as configured on a real server. A server that
-  is not running sends nothing, as on real hardware.
+- One `sensors.agent.Agent` per server reads that server's tree, runs its `ipmitool sdr`,
+  asks the pair's arrays through its `SMcli`, reads its heartbeat (`corosync-cfgtool -s`),
+  SAS paths (`multipath -ll`) and LNet (`lnetctl net show`, `lnetctl ping` of the partner),
+  and polls the partner's BMC for its chassis power, all as configured on a real server. A
+  server that is not running sends nothing, as on real hardware.
 - `RackArraySource` (the benchmark's) gives the same array components from a rack state read
   once, where a 100-SSU rack would make each SMcli call read the whole rack again.
 - The inventory is saved from the same plans and marked provisioned.
@@ -140,8 +142,15 @@ class VirtualRack:
     # -- running --------------------------------------------------------------------------
 
     def start(
-        self, influxdb_url: str, database: str, spool: Path, scenario: str = "balanced"
+        self,
+        influxdb_url: str,
+        database: str,
+        spool: Path,
+        scenario: str = "balanced",
+        multipath_queue: float = 0.0,
     ) -> None:
+        """Serve the rack and start one sensor per server. ``multipath_queue``: seconds a
+        server that lost every SAS path queues its I/O before its partner fences it."""
         log = open(self.root.parent / "serve.log", "ab")  # noqa: SIM115
         self.server_process = subprocess.Popen(
             [
@@ -155,6 +164,8 @@ class VirtualRack:
                 str(self.interval),
                 "--scenario",
                 scenario,
+                "--multipath-queue",
+                str(multipath_queue),
             ],
             cwd=REPO,
             env=dict(os.environ, PYTHONPATH=str(REPO)),
@@ -166,6 +177,8 @@ class VirtualRack:
             arrays = [array["name"] for array in plan["arrays"]]
             for server in plan["servers"]:
                 host = server["hostname"]
+                bin_dir = self.root / "hosts" / host / "bin"
+                partner = next(s for s in plan["servers"] if s["hostname"] != host)
                 config = SensorConfig(
                     server=host,
                     root=str(self.root / "hosts" / host),
@@ -180,6 +193,16 @@ class VirtualRack:
                     bmc_timeout=10.0,
                     array_smcli=str(self.root / "hosts" / host / "bin" / "SMcli"),
                     array_names=tuple(arrays),
+                    cluster_command=f"{bin_dir / 'corosync-cfgtool'} -s",
+                    multipath_command=f"{bin_dir / 'multipath'} -ll",
+                    lnetctl_command=str(bin_dir / "lnetctl"),
+                    lnet_peers=tuple(partner.get("nids", [])),
+                    partner_host=partner["hostname"],
+                    partner_bmc_command=(
+                        f"{bin_dir / 'ipmitool'} -I lanplus -C 3 -H {partner['bmc']} "
+                        f"-U ostara-fence -f /etc/ostara/fence/bmc-{partner['hostname']} "
+                        "chassis power status"
+                    ),
                 )
                 collector = Collector(config)
                 agent = VirtualServerAgent(config, collector, self.root)

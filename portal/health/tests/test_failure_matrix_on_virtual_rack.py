@@ -1,0 +1,147 @@
+"""The twelve rows of the failure matrix (DESIGN.md §2), injected one at a time with the
+simulator on one clustered virtual rack whose servers run the product's sensor agent: each
+gives the matrix's colours through GET /api/v1/health/, with reasons that name the cause as the
+servers' own tools report it (corosync's heartbeat, LNet, the multipath SAS paths, the BMC's
+chassis power, drives, controllers), and each clears back to green, after the operator's
+failback where Pacemaker moved targets."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.conf import settings
+
+from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
+from portal.health.tests.test_health_on_virtual_rack import api_nodes, wait_for
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db]
+
+OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
+# A server that lost every SAS path queues its I/O this long before its partner fences it:
+# long enough for its sensor to report the lost paths first, as a real one would.
+MULTIPATH_QUEUE = 2 * SENSOR_INTERVAL + 1
+
+
+def on_partner(labels: list[str]) -> dict:
+    return {
+        ("target", label): ("orange", "served by its failover server oss02") for label in labels
+    }
+
+
+# (failure, where, what the API must show, whether Pacemaker moved targets)
+ROWS = [
+    (
+        "server-crash",
+        {"server": "oss01"},
+        {("server", "oss01"): ("red", "powered off (fenced"), **on_partner(OSS01_OSTS)},
+        True,
+    ),
+    (
+        "heartbeat-down",
+        {"server": "oss01"},
+        {
+            ("server", "oss01"): ("red", "oss02 has lost the heartbeat (corosync) to it"),
+            **on_partner(OSS01_OSTS),
+        },
+        True,
+    ),
+    (
+        "lnet-down",
+        {"server": "oss01"},
+        {
+            ("server", "oss01"): ("red", "its LNet (public network) link is down"),
+            **on_partner(OSS01_OSTS),
+        },
+        True,
+    ),
+    (
+        "private-switch-down",
+        {"pair": "ssu01"},
+        {
+            ("server", "oss01"): ("orange", "heartbeat (corosync ring) to oss02 is down"),
+            ("server", "oss02"): ("orange", "with the heartbeat down too, it cannot be fenced"),
+            ("target", "scratch-OST0000"): "green",
+        },
+        False,
+    ),
+    ("bmc-down", {"server": "oss02"}, {("server", "oss02"): ("orange", "only the PDU")}, False),
+    (
+        "sas-link-down",
+        {"server": "oss01", "links": 1},
+        {
+            ("server", "oss01"): ("orange", "SAS paths to ssu01-a down (multipath)"),
+            ("target", "scratch-OST0000"): "green",
+        },
+        False,
+    ),
+    (
+        "sas-link-down",
+        {"server": "oss01", "links": 0},
+        {
+            ("server", "oss01"): ("red", "every SAS path to ssu01-a is down"),
+            **on_partner(OSS01_OSTS),
+        },
+        True,
+    ),
+    (
+        "drive-failed",
+        {"array": "ssu01-a", "drive": "0,2,5"},
+        {("target", "scratch-OST0002"): ("orange", "volume group ssu01-a-vg02 is degraded")},
+        False,
+    ),
+    (
+        "drive-failed",
+        {"array": "ssu01-a", "volume_group": "ssu01-a-vg03", "count": 2},
+        {("target", "scratch-OST0003"): ("red", "volume group ssu01-a-vg03 is critical")},
+        False,
+    ),
+    (
+        "drive-failed",
+        {"array": "ssu01-a", "volume_group": "ssu01-a-vg04", "count": 3},
+        {
+            ("target", "scratch-OST0004"): ("red", "volume group ssu01-a-vg04 has failed"),
+            ("filesystem", "scratch"): ("red", "scratch-OST0004 lost"),
+        },
+        False,
+    ),
+    (
+        "drawer-failed",
+        {"array": "ssu01-b", "enclosure": 1, "drawer": 3},
+        {("array", "ssu01-b"): ("orange", "drawer 3 slot")},
+        False,
+    ),
+    (
+        "controller-failed",
+        {"array": "ssu01-b", "controller": "B"},
+        {("array", "ssu01-b"): ("orange", "controller B has failed"), ("ssu", "ssu01"): "orange"},
+        False,
+    ),
+]
+
+
+def test_every_row_of_the_failure_matrix_on_a_virtual_rack(
+    virtual_rack, metrics_db, client, world, tmp_path
+):
+    virtual_rack.save_inventory()
+    virtual_rack_thresholds()
+    client.login(username="viewer", password="pw-viewer-123!")
+    virtual_rack.start(
+        settings.INFLUXDB_URL, metrics_db, tmp_path / "spool", multipath_queue=MULTIPATH_QUEUE
+    )
+    within = 3 * SENSOR_INTERVAL + 5
+    wait_for(client, {("filesystem", "scratch"): "green"}, within + 10)
+
+    seconds = {}
+    for kind, where, expected, moved in ROWS:
+        started = time.monotonic()
+        virtual_rack.inject(kind, **where)
+        wait_for(client, expected, 6 * SENSOR_INTERVAL + MULTIPATH_QUEUE + 5)
+        virtual_rack.clear_all()
+        if moved:
+            virtual_rack.fail_back()
+        nodes = wait_for(client, {("filesystem", "scratch"): "green"}, 2 * within)
+        assert {n["status"] for n in nodes.values()} == {"green"}, (kind, where)
+        seconds[f"{kind} {where}"] = round(time.monotonic() - started, 1)
+    print("seconds per row:", seconds)
+    assert len(api_nodes(client)) > 30
