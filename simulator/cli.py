@@ -20,8 +20,10 @@ the targets and mounts them on their primary servers, for a quick demo without t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -72,8 +74,6 @@ TREE_PREFIX = "ostara-rack-"
 def _memory_tree_dir(rack: Path) -> Path | None:
     """Where serve keeps a rack's server trees by default: /dev/shm (a memory filesystem, as
     the real /proc and /sys are), when there is one."""
-    import hashlib
-
     if not (MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK)):
         return None
     digest = hashlib.sha1(str(rack.resolve()).encode()).hexdigest()[:12]
@@ -82,8 +82,6 @@ def _memory_tree_dir(rack: Path) -> Path | None:
 
 def _collect_stale_trees() -> None:
     """Remove the memory trees of racks whose directory is gone (they would only use RAM)."""
-    import shutil
-
     if not MEMORY_FS.is_dir():
         return
     for trees in MEMORY_FS.glob(f"{TREE_PREFIX}*"):

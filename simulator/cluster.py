@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simulator import operations, topology
+from simulator.procfs import host_healthy
 
 PACEMAKER_TOOLS = (
     "cibadmin",
@@ -274,8 +275,6 @@ def fence_device_for(rack, config: PairConfig, node: str) -> str | None:
 
 
 def _health_values(rack, config: PairConfig, node: str) -> dict[str, int]:
-    from simulator.procfs import host_healthy
-
     state = rack.state
     values = {}
     for agent in config.health:
@@ -494,13 +493,6 @@ def params_mountpoint(config: PairConfig, label: str, rack) -> str:
 def note_manual_change(rack, host: str) -> list[dict]:
     """A target was mounted or unmounted by hand: a managed pair notices it (probes)."""
     return reconcile(rack, rack.state["servers"][host]["pair"])
-
-
-def reconcile_all(rack) -> list[dict]:
-    events = []
-    for pair_name in rack.state["pairs"]:
-        events += reconcile(rack, pair_name)
-    return events
 
 
 def tick(rack) -> None:

@@ -327,7 +327,3 @@ def format_brw_stats(now: float, start: float, histograms: list[list[int]]) -> s
             if read_cum == read_total and write_cum == write_total:
                 break
     return "".join(parts)
-
-
-def _pct(a: int, b: int) -> int:
-    return a * 100 // b if b else 0

@@ -227,19 +227,6 @@ def _start_rebuild(array: dict, group: dict, failed: list[int]) -> None:
                 return
 
 
-def finish_rebuild(array: dict, group: dict) -> None:
-    """Reconstruction done: the spare is a member, the failed drive is out of the group."""
-    rebuild = group["rebuild"]
-    touch(array)
-    group["drives"] = [
-        rebuild["spare"] if d == rebuild["replacing"] else d for d in group["drives"]
-    ]
-    spare = drive_at(array, *rebuild["spare"])
-    if spare:
-        spare["state"] = "assigned"
-    group["rebuild"] = None
-
-
 def _react(rack, pairs: set[str]) -> list[dict]:
     events = []
     for pair_name in sorted(pairs):

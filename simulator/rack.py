@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulator import procfs, topology, workload
+from simulator import cluster, procfs, topology, workload
 from simulator.commands import MODULES
 from simulator.state import (
     RackError,
@@ -90,8 +91,6 @@ class Rack:
     def advance(self, *, by: float | None = None, to: float | None = None) -> None:
         target = to if to is not None else self.now + (by or 0.0)
         workload.advance(self.state, self.store, target)
-        from simulator import cluster
-
         cluster.tick(self)
 
     def set_scenario(self, name: str, hot_server: str | None = None) -> None:
@@ -110,9 +109,6 @@ class Rack:
             return self.state["servers"][host]
         except KeyError:
             raise RackError(f"unknown server {host}") from None
-
-    def pair_of(self, host: str) -> dict:
-        return self.state["pairs"][self.server(host)["pair"]]
 
     def install_commands(self) -> None:
         """Write the command wrappers into every host's bin/ and the rack's own bin/."""
@@ -137,8 +133,6 @@ class Rack:
                 if path.is_symlink():
                     path.unlink()
                 elif path.is_dir():
-                    import shutil
-
                     shutil.rmtree(path)
         self.writer = procfs.TreeWriter()
         self.render()

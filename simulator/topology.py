@@ -383,8 +383,3 @@ def mgs_available(state: dict) -> bool:
     if not mgt or not mgt.get("mounted_on"):
         return False
     return lnet_reachable(state, mgt["mounted_on"])
-
-
-def served_targets(state: dict, host: str) -> list[dict]:
-    server = state["servers"][host]
-    return [state["targets"][label] for label in sorted(server["mounts"])]

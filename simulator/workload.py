@@ -27,7 +27,7 @@ from pathlib import Path
 from simulator import counters as C
 from simulator import perf
 from simulator.state import RackError, write_atomic
-from simulator.topology import target_health, touch
+from simulator.topology import drive_at, touch
 
 SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling")
 COUNTERS_FILE = "counters.pickle"
@@ -688,23 +688,17 @@ def _advance_rebuilds(state: dict, dt: float) -> None:
             rebuild["progress"] = min(100, rebuild["progress"] + int(100 * dt / total) + 1)
             touch(array)
             if rebuild["progress"] >= 100:
-                from simulator.failures import finish_rebuild
-
                 finish_rebuild(array, group)
 
 
-def oss_byte_shares(state: dict, store: dict) -> dict[str, int]:
-    """Bytes read and written per server since its targets were mounted (for tests/status)."""
-    totals: dict[str, int] = {}
-    for target in state["targets"].values():
-        host = target.get("mounted_on")
-        entry = store["targets"].get(target["label"])
-        if not host or entry is None or target["kind"] != "OST":
-            continue
-        stats = entry["stats"]
-        totals[host] = totals.get(host, 0) + stats["read_bytes"][3] + stats["write_bytes"][3]
-    return totals
-
-
-def target_health_summary(state: dict) -> dict[str, str]:
-    return {label: target_health(state, t) for label, t in state["targets"].items()}
+def finish_rebuild(array: dict, group: dict) -> None:
+    """Reconstruction done: the spare is a member, the failed drive is out of the group."""
+    rebuild = group["rebuild"]
+    touch(array)
+    group["drives"] = [
+        rebuild["spare"] if d == rebuild["replacing"] else d for d in group["drives"]
+    ]
+    spare = drive_at(array, *rebuild["spare"])
+    if spare:
+        spare["state"] = "assigned"
+    group["rebuild"] = None
