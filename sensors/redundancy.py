@@ -11,7 +11,9 @@
   Each path line reads `H:C:T:L sdX MAJ:MIN <dm state> <checker state> <online state>`; a
   path counts as active when the device mapper has it `active` and the checker says `ready`
   or `ghost` (a standby path of an ALUA array). Fields: `paths_total`, `paths_active`,
-  `paths_failed`.
+  `paths_failed`; and one point per round without `device`, the server's summary: `maps`,
+  `maps_degraded` (a path lost), `maps_failed` (no path left), so that a reader finds the
+  servers with lost paths without scanning every map's series.
 - `lnet` (tags `server`), next to the counters of `sensors.node`: LNet's own view, from
   `lnetctl net show` (`status: up`/`down` of each network interface but the loopback) and
   `lnetctl ping <NID>` of the partner's NIDs. Fields: `nets_up`, `nets_down`, `peers_pinged`,
@@ -142,6 +144,15 @@ def collect_multipath(rnd: Round, command: str, timeout: float) -> None:
         return
     for device, fields in sorted(maps.items()):
         rnd.add("multipath", {"device": device}, fields)
+    rnd.add(
+        "multipath",
+        {},
+        {
+            "maps": len(maps),
+            "maps_degraded": sum(1 for m in maps.values() if m["paths_failed"]),
+            "maps_failed": sum(1 for m in maps.values() if not m["paths_active"]),
+        },
+    )
 
 
 def collect_lnet_state(rnd: Round, lnetctl: str, peers: tuple[str, ...], timeout: float) -> None:

@@ -59,17 +59,21 @@ class Rack:
         writer: procfs.TreeWriter | None = None,
         store: dict | None = None,
         save_counters: bool = True,
+        read_only: bool = False,
     ) -> Iterator[Rack]:
+        """The rack, locked for one change and saved after it; ``read_only``: under a shared
+        lock, never saved (what the reporting commands use)."""
         root = Path(root).resolve()
         if not create and not (root / "rack.json").exists():
             raise RackError(f"no virtual rack in {root} (create one with `add`)")
-        with rack_lock(root):
+        with rack_lock(root, shared=read_only):
             state = load_state(root) or new_state(time.time())
             rack = cls(root, state, writer)
             rack._store = store
             rack._save_counters = save_counters
             yield rack
-            rack.save()
+            if not read_only:
+                rack.save()
 
     @property
     def store(self) -> dict:

@@ -55,11 +55,12 @@ def write_atomic(path: Path | str, data: str | bytes) -> None:
 
 
 @contextmanager
-def rack_lock(root: Path) -> Iterator[None]:
-    """Exclusive lock over the whole rack for one read-modify-write."""
+def rack_lock(root: Path, *, shared: bool = False) -> Iterator[None]:
+    """Exclusive lock over the whole rack for one read-modify-write; shared for a read (the
+    sensors' commands that only report), so readers do not queue behind one another."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / LOCK_FILE, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -160,7 +160,12 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
 
     thresholds = HealthSettings.load().thresholds()
     say("InfluxDB statements behind the facts (each alone):")
-    for name, statement in evaluation.metric_statements(thresholds.sensor_silence_seconds).items():
+    silence = thresholds.sensor_silence_seconds
+    statements = {
+        **evaluation.metric_statements(silence),
+        **evaluation.signal_statements(silence),
+    }
+    for name, statement in statements.items():
         (points,), seconds = timed(influx.query_tagged, [statement])
         say(f"  {name:14} {seconds:6.2f} s  {len(points):7,} points")
     say("Health evaluation (read InfluxDB, gather facts, rules, store):")

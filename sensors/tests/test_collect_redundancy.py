@@ -128,6 +128,11 @@ def test_the_collectors_write_points_and_a_silent_bmc_is_a_point_too(tmp_path):
         {"server": "oss01", "ssu": "ssu01", "device": "scratch-OST0000"},
         {"paths_total": 2, "paths_active": 1, "paths_failed": 1},
     ) in found
+    assert (
+        "multipath",
+        {"server": "oss01", "ssu": "ssu01"},
+        {"maps": 2, "maps_degraded": 1, "maps_failed": 0},
+    ) in found
     assert ("lnet", {"server": "oss01", "ssu": "ssu01"}, {
         "nets_up": 0, "nets_down": 1, "peers_pinged": 1, "peer_ping_ok": 0,
     }) in found  # fmt: skip

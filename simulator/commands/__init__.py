@@ -82,11 +82,12 @@ class Context:
         self.err.write(text + end)
 
     @contextmanager
-    def rack(self, *, check_host: bool = True) -> Iterator:
-        """The rack, locked; the command's own server must be up (else ssh's failure)."""
+    def rack(self, *, check_host: bool = True, read_only: bool = False) -> Iterator:
+        """The rack, locked; the command's own server must be up (else ssh's failure).
+        ``read_only`` for a command that only reports: a shared lock, nothing saved."""
         from simulator.rack import Rack
 
-        with Rack.open(self.rack_root, save_counters=False) as rack:
+        with Rack.open(self.rack_root, save_counters=False, read_only=read_only) as rack:
             if check_host and self.host:
                 server = rack.state["servers"].get(self.host)
                 if server is None:

@@ -45,7 +45,7 @@ def run(ctx: Context, argv: list[str]) -> int:
     if argv not in (["-s"], ["--status"]):
         ctx.error("usage: corosync-cfgtool -s")
         return 1
-    with ctx.rack() as rack:
+    with ctx.rack(read_only=True) as rack:
         state = rack.state
         server = state["servers"][ctx.host]
         if not server["pacemaker"]:

@@ -83,7 +83,11 @@ def run(ctx: Context, argv: list[str]) -> int:
     if not rest:
         ctx.error("No command provided!")
         return 1
-    with ctx.rack(check_host=False) as rack:
+    reporting = rest[0] in ("sdr", "sensor", "mc") or rest in (
+        ["chassis", "status"],
+        ["chassis", "power", "status"],
+    )
+    with ctx.rack(check_host=False, read_only=reporting) as rack:
         state = rack.state
         if address:
             host = next((h for h, s in state["servers"].items() if s.get("bmc") == address), None)

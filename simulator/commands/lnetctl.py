@@ -153,7 +153,10 @@ def run(ctx: Context, argv: list[str]) -> int:
         return 0
     words = argv[:2]
     rest = argv[2:]
-    with ctx.rack() as rack:
+    reporting = words in (["net", "show"], ["stats", "show"], ["global", "show"]) or (
+        argv[0] == "ping"
+    )
+    with ctx.rack(read_only=reporting) as rack:
         state = rack.state
         server = state["servers"][ctx.host]
         hc = host_counters(rack.store, server)

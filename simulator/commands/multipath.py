@@ -102,7 +102,7 @@ def run(ctx: Context, argv: list[str]) -> int:
         ctx.error(USAGE)
         return 1
     wanted = argv[1] if len(argv) > 1 else None
-    with ctx.rack() as rack:
+    with ctx.rack(read_only=True) as rack:
         for block in maps(rack.state, ctx.host):
             if wanted is None or block.split(" ", 1)[0] == wanted:
                 if argv[0] == "-l":

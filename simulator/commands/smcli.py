@@ -486,7 +486,14 @@ def run(ctx: Context, argv: list[str]) -> int:
             "[-f <scriptfile>] [-o <outputfile>] [-S]\nSMcli failed."
         )
         return EXIT_USAGE
-    with ctx.rack(check_host=False) as rack:
+    try:
+        commands = _split_commands(script)
+    except ScriptError as problem:
+        ctx.error(f"{problem}\n\nSMcli failed.")
+        return problem.code
+    # A script of `show` commands only reports (the sensors' every round): a shared lock.
+    reporting = all(command.lower().startswith("show ") for command in commands)
+    with ctx.rack(check_host=False, read_only=reporting) as rack:
         array, code = _resolve(rack.state, rest, options.get("-n"))
         if array is None:
             target = options.get("-n") or " ".join(rest)
@@ -499,7 +506,6 @@ def run(ctx: Context, argv: list[str]) -> int:
             return EXIT_COMMUNICATE
         session = Session(ctx, rack.state, array)
         try:
-            commands = _split_commands(script)
             if not quiet:
                 ctx.print(
                     "Performing syntax check...\n\nSyntax check complete.\n\nExecuting script...\n"
@@ -510,7 +516,7 @@ def run(ctx: Context, argv: list[str]) -> int:
             ctx.error(f"{problem}\n\nSMcli failed.")
             return problem.code
         pair = rack.state["pairs"].get(array["pair"])
-        if pair:
+        if pair and not reporting:
             rack.render(pair["servers"])
     if not quiet:
         ctx.print("\nScript execution complete.\n\nSMcli completed successfully.")

@@ -117,14 +117,24 @@ def signal_statements(silence_seconds: float) -> dict[str, str]:
         "lnet_state": "SELECT nets_up, nets_down, peers_pinged, peer_ping_ok FROM lnet "
         f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
         "GROUP BY server ORDER BY time DESC LIMIT 1",
-        "multipath_rounds": "SELECT last(paths_total) FROM multipath "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "multipath_faults": "SELECT paths_total, paths_active, paths_failed FROM multipath "
-        f"WHERE paths_failed > 0 AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server, device ORDER BY time DESC LIMIT 1",
+        # Each server's summary point (no `device` tag); the maps themselves are read only
+        # for servers whose newest summary has lost paths (``multipath_faults_statement``).
+        "multipath": "SELECT maps, maps_degraded, maps_failed FROM multipath WHERE device = '' "
+        f"AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
+        "GROUP BY server ORDER BY time DESC LIMIT 1",
         "bmc_power": f"SELECT answered, power_on FROM bmc_power WHERE time > now() - {short}s "
         "GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
     }
+
+
+def multipath_faults_statement(rounds: dict[str, int]) -> str:
+    """The maps with a lost path of these servers, since the oldest of their newest rounds."""
+    which = " OR ".join(f"server = {influx.quote_string(name)}" for name in sorted(rounds))
+    return (
+        "SELECT paths_total, paths_active, paths_failed FROM multipath WHERE paths_failed > 0 "
+        f"AND ({which}) AND time >= {min(rounds.values())}ms "
+        "GROUP BY server, device ORDER BY time DESC LIMIT 1"
+    )
 
 
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
@@ -133,12 +143,18 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
         metrics.cluster[point["server"]] = point
     for point in answers["lnet_state"]:
         metrics.lnet_state[point["server"]] = point
-    rounds = {point["server"]: point["time"] for point in answers["multipath_rounds"]}
-    for point in answers["multipath_faults"]:
-        server = point.get("server", "")
-        # Only faults of the server's newest multipath round: a repaired path is not reported.
-        if point["time"] >= rounds.get(server, 0):
-            metrics.multipath_faults.setdefault(server, []).append(point)
+    rounds = {
+        point["server"]: point["time"]
+        for point in answers["multipath"]
+        if point.get("maps_degraded") or point.get("maps_failed")
+    }
+    if rounds:
+        (faults,) = influx.query_tagged([multipath_faults_statement(rounds)], epoch="ms")
+        for point in faults:
+            server = point.get("server", "")
+            # Only the maps of the server's newest round: a repaired path is not reported.
+            if point["time"] >= rounds.get(server, 0):
+                metrics.multipath_faults.setdefault(server, []).append(point)
     for point in answers["bmc_power"]:
         newest = metrics.power.get(point["server"])
         if newest is None or point["time"] > newest["time"]:
