@@ -356,8 +356,9 @@ def signal_facts(server: rules.ServerFacts, metrics: Metrics, device_arrays: dic
         if cluster.get("peers_total"):
             server.partner_heard = (cluster.get("peers_connected") or 0) > 0
     lnet = metrics.lnet_state.get(server.hostname)
-    if lnet and lnet.get("nets_down") is not None:
-        server.lnet_up = lnet["nets_down"] == 0 and (lnet.get("nets_up") or 0) > 0
+    if lnet and (lnet.get("nets_down") or 0) + (lnet.get("nets_up") or 0) > 0:
+        # No network at all is LNet not configured yet (before provisioning), not a link.
+        server.lnet_up = not lnet.get("nets_down")
     if lnet and lnet.get("peers_pinged"):
         server.lnet_partner_ping = lnet.get("peer_ping_ok") == lnet["peers_pinged"]
     # Per array, as many paths as its maps have, as many down as the worst map lost.

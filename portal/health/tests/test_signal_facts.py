@@ -1,0 +1,60 @@
+"""The sensors' points of the redundant paths (sensors/redundancy.py) into a server's facts:
+the newest report of each, multipath maps counted per array, the partner's poll of its BMC."""
+
+from __future__ import annotations
+
+from portal.health import rules
+from portal.health.services.evaluation import Metrics, signal_facts
+
+
+def facts(metrics: Metrics, host: str = "oss01") -> rules.ServerFacts:
+    server = rules.ServerFacts(host)
+    signal_facts(server, metrics, {"scratch-OST0000": "ssu01-a", "scratch-OST0002": "ssu01-a"})
+    return server
+
+
+def test_nothing_reported_leaves_every_fact_unknown():
+    server = facts(Metrics())
+    assert (server.heartbeat_up, server.lnet_up, server.power_on, server.sas_paths) == (
+        None,
+        None,
+        None,
+        {},
+    )
+
+
+def test_the_newest_reports_become_facts():
+    metrics = Metrics(
+        cluster={
+            "oss01": {"running": 1, "rings_faulty": 1, "peers_total": 1, "peers_connected": 0}
+        },
+        lnet_state={"oss01": {"nets_up": 0, "nets_down": 1, "peers_pinged": 1, "peer_ping_ok": 0}},
+        multipath_faults={
+            "oss01": [
+                {"device": "scratch-OST0000", "paths_total": 2, "paths_failed": 1},
+                {"device": "scratch-OST0002", "paths_total": 2, "paths_failed": 2},
+                {"device": "mpathz", "paths_total": 2, "paths_failed": 1},
+            ]
+        },
+        power={"oss01": {"answered": 1, "power_on": 0, "polled_by": "oss02"}},
+    )
+    server = facts(metrics)
+    assert server.cluster_running and server.heartbeat_up is False
+    assert server.partner_heard is False
+    assert server.lnet_up is False and server.lnet_partner_ping is False
+    # The worst map of an array says how many of its paths are down.
+    assert server.sas_paths == {
+        "ssu01-a/1": False,
+        "ssu01-a/2": False,
+        "device mpathz/1": False,
+        "device mpathz/2": True,
+    }
+    assert (server.power_answered, server.power_on, server.power_polled_by) == (
+        True,
+        False,
+        "oss02",
+    )
+
+
+def test_lnet_not_configured_is_not_a_link_down():
+    assert facts(Metrics(lnet_state={"oss01": {"nets_up": 0, "nets_down": 0}})).lnet_up is None
