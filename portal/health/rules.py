@@ -350,6 +350,15 @@ def _server(
                 f"(since {_clock(server.last_seen)})",
             ),
         )
+    elif server.power_answered and server.power_on is False:
+        # The BMC says the chassis is off: whatever still reports in its name (a sensor run
+        # from elsewhere, as on the virtual rack) reads nothing of a running server.
+        silent = True
+        node.raise_to(
+            RED,
+            f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
+            "with the chassis off",
+        )
     own = [t for t in unit.targets if t.primary == server.hostname and t.in_service]
     moved = [t for t in own if t.served_by and t.served_by != server.hostname]
     if moved:
@@ -374,9 +383,9 @@ def _server(
         # Its other readings are stale: only what its partner sees now, and the causes its
         # last report named (a server that lost its SAS paths or its heartbeat is fenced).
         for other in partners:
-            if not _silent(other, now, limits) and other.partner_heard is False:
+            if not _absent(other, now, limits) and other.partner_heard is False:
                 node.reasons.append(f"{other.hostname} has lost the heartbeat (corosync) to it")
-        for status, reason in _paths(server, partners, served, now, limits):
+        for status, reason in _paths(server, partners, served, now, limits, last=True):
             node.raise_to(status, f"its last report: {reason}")
         return node
     if server.lustre_healthy is False:
@@ -427,6 +436,11 @@ def _silent(server: ServerFacts, now: float, limits: Thresholds) -> bool:
     return server.last_seen is None or now - server.last_seen > limits.sensor_silence_seconds
 
 
+def _absent(server: ServerFacts, now: float, limits: Thresholds) -> bool:
+    """Silent, or powered off as its BMC says: its partner's lost ring says nothing more."""
+    return _silent(server, now, limits) or bool(server.power_answered and server.power_on is False)
+
+
 def _powered(server: ServerFacts, silence: str) -> str:
     """A silent server's reason: what its BMC answered its partner, if it did."""
     if not server.power_answered or server.power_on is None:
@@ -448,8 +462,11 @@ def _paths(
     served: list[TargetFacts],
     now: float,
     limits: Thresholds,
+    last: bool = False,
 ) -> list[tuple[str, str]]:
-    """(colour, reason) for each redundant path the server's own tools report lost."""
+    """(colour, reason) for each redundant path the server's own tools report lost. ``last``:
+    a silent or powered-off server's last report, in which corosync not answering says only
+    that the server went down."""
     found = []
     if server.lnet_up is False:
         unreachable = [
@@ -461,9 +478,9 @@ def _paths(
         if unreachable:
             reason += f"; {', '.join(unreachable)} cannot lnetctl ping it"
         found.append((RED if served else ORANGE, reason))
-    if server.cluster_running is False:
+    if server.cluster_running is False and not last:
         found.append((ORANGE, "its cluster stack (corosync) does not answer: it cannot fail over"))
-    elif server.heartbeat_up is False and all(not _silent(p, now, limits) for p in partners):
+    elif server.heartbeat_up is False and all(not _absent(p, now, limits) for p in partners):
         # With the partner down the lost ring is the partner's absence, said on the partner.
         names = ", ".join(p.hostname for p in partners) or "its partner"
         found.append(

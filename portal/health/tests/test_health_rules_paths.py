@@ -91,3 +91,16 @@ def test_sas_paths_lost_are_named_by_array_and_kept_from_a_silent_servers_last_r
         "its last report: every SAS path to ssu01-a is down (multipath): its targets fail over "
         "after the multipath timeout"
     ) in reasons
+
+
+def test_a_server_whose_bmc_says_off_is_powered_off_even_if_something_reports_for_it():
+    rack = healthy_paths(make_rack())
+    oss01 = server(rack, "oss01")
+    oss01.power_on = False
+    oss01.cluster_running = False  # its corosync does not answer: it is off
+    oss01.bmc_last_seen = NOW - 300  # nor does the in-band BMC reading
+    found = nodes(rack)
+    assert found[("server", "oss01")].status == RED
+    assert found[("server", "oss01")].reasons == [
+        "powered off (fenced, or shut down): its BMC answers oss02 with the chassis off"
+    ]
