@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -144,6 +145,7 @@ class Rack:
     def render(self, hosts: list[str] | None = None) -> None:
         for host in hosts if hosts is not None else list(self.state["servers"]):
             procfs.render_host(self.root, self.state, self.store, host, self.writer, self.now)
+            hold_processes(self.root, host, self.state["servers"][host]["state"] != "up")
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -222,6 +224,26 @@ class Rack:
             "failures": state["failures"],
             "fence_history": state["fence_history"][-20:],
         }
+
+
+def hold_processes(root: Path, host: str, down: bool) -> None:
+    """A down server runs nothing: the processes a playbook started on a virtual host (the
+    sensor; their pids in the host's `run/*.pid`) are stopped (SIGSTOP) while it is down and
+    continued (SIGCONT) when it is up, as a real host's services die and restart with it."""
+    host_root = procfs.host_root(root, host)
+    run = host_root / "run"
+    if not run.is_dir():
+        return
+    for pid_file in run.glob("*.pid"):
+        try:
+            pid = int(pid_file.read_text().split()[0])
+            # A stale pid file may name someone else's process now: only one started with
+            # this host's files (its configuration) is held.
+            if str(host_root).encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            os.kill(pid, signal.SIGSTOP if down else signal.SIGCONT)
+        except (OSError, ValueError, IndexError):
+            continue  # gone: nothing to hold
 
 
 def _write_wrapper(path: Path, root: Path, host: str | None, module: str, name: str) -> None:

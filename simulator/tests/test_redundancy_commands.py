@@ -5,6 +5,10 @@ status`), healthy and with each failure of the matrix that touches them."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from sensors import redundancy
 from simulator.rack import Rack
 from simulator.tests.test_failures import clear, inject, state
@@ -103,3 +107,27 @@ def test_heartbeat_lnet_and_private_switch_as_the_tools_show_them(clustered_rack
     assert redundancy.parse_power_status(partner_power(host_cmd, "oss02", "oss01").stdout) == 0
     clear(clustered_rack, failure["id"])
     assert heartbeat(host_cmd, "oss02")["peers_connected"] == 1
+
+
+def process_state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_down_server_runs_nothing_its_sensor_is_held_until_it_is_up(clustered_rack):
+    """The sensor a playbook started for a virtual host stops with the host (its partner's
+    poll of the BMC is then all that reports it) and goes on when it is up again."""
+    host_root = clustered_rack / "hosts" / "oss01"
+    config = host_root / "etc/ostara/sensor.conf"
+    sensor = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", "--config", str(config)]
+    )
+    try:
+        (host_root / "run").mkdir(exist_ok=True)
+        (host_root / "run/ostara-sensor.pid").write_text(f"{sensor.pid}\n")
+        failure = inject(clustered_rack, "server-crash", server="oss01")
+        assert process_state(sensor.pid) == "T"
+        clear(clustered_rack, failure["id"])
+        assert process_state(sensor.pid) in ("S", "R")
+    finally:
+        sensor.kill()
+        sensor.wait()
