@@ -49,6 +49,8 @@ stop_pid() {
     fi
     pid=$(cat "$file")
     kill "$pid" 2>/dev/null || true
+    # A virtual host's sensor is held (SIGSTOP) while its host is down: let it take the TERM.
+    kill -CONT "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1

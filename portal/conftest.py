@@ -120,7 +120,9 @@ def stop_virtual_sensors(rack: Path) -> None:
 
     for pid_file in rack.glob("hosts/*/run/ostara-sensor.pid"):
         try:
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            pid = int(pid_file.read_text())
+            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGCONT)  # held while its virtual host is down
         except (ValueError, ProcessLookupError):
             pass
 
