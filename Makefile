@@ -5,7 +5,8 @@ SHELL := /bin/bash
 .PHONY: help install demo stop status test lint bench
 
 help:
-	@echo "make demo   install what is missing, start the services and the portal on the virtual rack"
+	@echo "make demo   install what is missing, start the services and the portal on the virtual rack,"
+	@echo "            and build its MDS pair and first SSU (DEMO_BUILD=none: leave them blank)"
 	@echo "make stop   stop the demo (its data is kept in .run/demo)"
 	@echo "make status show what of the demo is running"
 	@echo "make test   install what is missing, run the whole suite on its own services"
@@ -16,7 +17,7 @@ install:
 	@deploy/install.sh
 
 demo: install
-	@deploy/demo.sh start
+	@DEMO_BUILD=$(DEMO_BUILD) deploy/demo.sh start
 
 stop:
 	@deploy/demo.sh stop

@@ -49,6 +49,27 @@ virtual_sensors() {
     done
 }
 
+# The first start builds the MDS pair and the first SSU through the same provisioning job the
+# wizard starts (DEMO_BUILD=none leaves every SSU blank). The job's id is kept, so a restart
+# never starts a second build.
+build_marker="$OSTARA_RUN_DIR/demo-build-job"
+build_first_ssu() {
+    [ "${DEMO_BUILD:-first-ssu}" = none ] && return 0
+    [ -f "$build_marker" ] && return 0
+    local password="$OSTARA_RUN_DIR/demo-bmc-password" job
+    if [ ! -f "$password" ]; then
+        # The virtual BMCs take any password; a real rack's are entered in the wizard.
+        (umask 077 && head -c 18 /dev/urandom | base64 >"$password")
+    fi
+    if job=$("$venv/python" manage.py provision --bmc-password-file "$password" \
+        "$OSTARA_HOME/deploy/demo-rack/1-mds01.json" "$OSTARA_HOME/deploy/demo-rack/2-ssu01.json" \
+        2>>"$logs/demo-build.log"); then
+        echo "$job" >"$build_marker"
+    else
+        say "the demo build did not start (see $logs/demo-build.log); build with the wizard instead"
+    fi
+}
+
 case "$action" in
 start)
     "$OSTARA_HOME/deploy/services.sh" demo start
@@ -61,7 +82,8 @@ start)
             "$venv/python" -m simulator add --rack "$rack" "$spec"
         done
     fi
-    start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario balanced
+    # A workload with something for the analytics to find (simulator/workload.py, "demo").
+    start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo
     virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
         --concurrency 2 --hostname "ostara-demo@%h"
@@ -71,10 +93,17 @@ start)
         --bind "127.0.0.1:$OSTARA_PORTAL_PORT" --workers 3 --timeout 120 \
         --access-logfile "$logs/portal-access.log"
     wait_until 60 "the portal" portal_answers
+    build_first_ssu
     echo
     echo "Ostara is running: http://127.0.0.1:$OSTARA_PORTAL_PORT/"
-    echo "The virtual rack ($rack) has an MDS pair and two SSUs racked and blank:"
-    echo "add them with SSUs -> Add an SSU (deploy/demo-rack/README.md)."
+    if [ -f "$build_marker" ]; then
+        echo "The MDS pair mds01 and the first SSU ssu01 are being built by job $(cat "$build_marker")"
+        echo "(about 2 minutes): http://127.0.0.1:$OSTARA_PORTAL_PORT/jobs/$(cat "$build_marker")/"
+        echo "The second SSU, ssu02, is racked and blank: add it with SSUs -> Add an SSU."
+    else
+        echo "The virtual rack ($rack) has an MDS pair and two SSUs racked and blank:"
+        echo "add them with SSUs -> Add an SSU (deploy/demo-rack/README.md)."
+    fi
     echo "Stop it with: make stop   (data is kept in $OSTARA_RUN_DIR)"
     ;;
 stop)

@@ -1,30 +1,28 @@
-"""The main navigation: one entry per section, shown disabled until its app is installed."""
+"""The main navigation: one entry per section of the portal, and the tools beside it."""
 
 from __future__ import annotations
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
     ("Jobs", "jobs:job-list"),
-    ("Alerts", "alerts:rule-list"),
-    ("Analytics", "analytics:overview"),
-    ("Surveys", "surveys:survey-list"),
+    ("Settings", "health:thresholds"),
 )
+TOOLS = (("API", "api-docs"),)
 
 
 def navigation(request) -> dict:
-    entries = []
-    for label, url_name in SECTIONS:
-        try:
-            url = reverse(url_name)
-        except NoReverseMatch:
-            url = None
-        entries.append(
-            {"label": label, "url": url, "active": bool(url) and _is_active(request.path, url)}
-        )
-    return {"navigation": entries}
+    return {
+        "navigation": [_entry(request, label, name) for label, name in SECTIONS],
+        "tools": [_entry(request, label, name) for label, name in TOOLS],
+    }
+
+
+def _entry(request, label: str, url_name: str) -> dict:
+    url = reverse(url_name)
+    return {"label": label, "url": url, "active": _is_active(request.path, url)}
 
 
 def _is_active(path: str, url: str) -> bool:

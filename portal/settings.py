@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "portal.accounts",
     "portal.health",
     "portal.inventory",
@@ -212,6 +213,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its documentation need a login like every other page.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI's scripts and styles come from the portal's own static files.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

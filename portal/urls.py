@@ -1,8 +1,10 @@
-"""The portal's URLs: each app's pages, the API under /api/, and the unauthenticated /healthz."""
+"""The portal's URLs: each app's pages, the API under /api/ with its schema and documentation, and
+the unauthenticated /healthz."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -13,7 +15,12 @@ urlpatterns = [
     path("accounts/", include("portal.accounts.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # A page for people: an anonymous visitor is sent to the login page, not given a 401.
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
     path("api/v1/", include("portal.api_router")),
     path("ssus/add/", include("portal.wizard.urls")),
     path("ssus/", include("portal.inventory.urls")),

@@ -15,6 +15,9 @@ Named scenarios (DESIGN §9 signatures):
 - hot-oss: an OST pool on one OSS takes most jobs, so that OSS carries far more than its share.
 - bad-striping: large files with stripe count 1: each job's bytes sit on one OST.
 - filling: jobs write and keep their files; capacity heads for 95 % and stays there.
+- demo: a mix with something for the analytics to find: two jobs on an OST pool of the first
+  OSS (about twice its partner's load), one large file with stripe count 1, two jobs of small
+  (16 KiB) I/O, a few wide jobs, and some OSTs fuller than the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from simulator import perf
 from simulator.state import RackError, write_atomic
 from simulator.topology import drive_at, touch
 
-SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling")
+SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling", "demo")
 COUNTERS_FILE = "counters.pickle"
 GiB = 1 << 30
 MiB = 1 << 20
@@ -162,7 +165,13 @@ def _hot_server(state: dict) -> str | None:
 def _seed_fill(state: dict, rng: random.Random) -> None:
     """Data already on the filesystem when a scenario starts (never removes any)."""
     scenario = state["scenario"]
-    base = {"balanced": 0.35, "hot-oss": 0.35, "bad-striping": 0.30, "filling": 0.80}.get(scenario)
+    base = {
+        "balanced": 0.35,
+        "hot-oss": 0.35,
+        "bad-striping": 0.30,
+        "filling": 0.80,
+        "demo": 0.35,
+    }.get(scenario)
     if base is None:
         return
     for target in state["targets"].values():
@@ -170,7 +179,7 @@ def _seed_fill(state: dict, rng: random.Random) -> None:
             level = 0.2
         elif target["kind"] == "OST":
             level = base + rng.uniform(-0.03, 0.03)
-            if scenario == "bad-striping" and rng.random() < 0.25:
+            if scenario in ("bad-striping", "demo") and rng.random() < 0.25:
                 level += 0.3  # big single-stripe files already made some OSTs much fuller
         else:
             continue
@@ -181,8 +190,30 @@ def _seed_fill(state: dict, rng: random.Random) -> None:
             target["used_kib"] = used
 
 
-def _job_template(state: dict, rng: random.Random, pool: list[str] | None) -> dict:
+def _job_template(
+    state: dict, rng: random.Random, pool: list[str] | None, kind: str | None = None
+) -> dict:
     scenario = state["scenario"]
+    if kind == "narrow":
+        # one large file with the default stripe count of 1
+        return {
+            "stripe_count": 1,
+            "size": rng.randint(1024, 4096) * GiB,
+            "files": 1,
+            "read_fraction": 0.1,
+            "io_size": 1 * MiB,
+            "rate": rng.uniform(300, 450) * 1e6,
+        }
+    if kind == "small":
+        # many small files written and read in 16 KiB pieces
+        return {
+            "stripe_count": 4,
+            "size": rng.randint(5, 20) * GiB,
+            "files": rng.randint(10000, 50000),
+            "read_fraction": 0.5,
+            "io_size": 16 * 1024,
+            "rate": rng.uniform(20, 60) * 1e6,
+        }
     if scenario == "bad-striping":
         if state["next_job"] % 5:
             # a big file written with the default stripe count of 1
@@ -250,6 +281,8 @@ def _wanted_jobs(state: dict, n_osts: int) -> list[str | None]:
         return [None] * max(2, n_osts // 3)
     if scenario == "filling":
         return [None] * max(2, n_osts // 3)
+    if scenario == "demo":
+        return ["pool"] * 2 + ["narrow"] + ["small"] * 2 + [None] * max(2, n_osts // 8)
     return [None] * max(2, n_osts // 3)
 
 
@@ -264,20 +297,19 @@ def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> Non
     hot = _hot_server(state)
     pool = [t["label"] for t in osts if t.get("mounted_on") == hot] if hot else []
     slots = _wanted_jobs(state, len(osts))
-    running = list(state["jobs"].values())
-    have = {
-        "pool": sum(1 for j in running if j.get("pool")),
-        None: sum(1 for j in running if not j.get("pool")),
-    }
+    have: dict[str | None, int] = {}
+    for job in state["jobs"].values():
+        kind = job.get("kind", "pool" if job.get("pool") else None)
+        have[kind] = have.get(kind, 0) + 1
     rr = state.setdefault("rr", {})
     for kind in slots:
-        if have[kind] > 0:
+        if have.get(kind, 0) > 0:
             have[kind] -= 1
             continue
         fsname = sorted(by_fs)[rng.randrange(len(by_fs))]
         labels = by_fs[fsname]
         use_pool = kind == "pool" and bool(pool)
-        template = _job_template(state, rng, pool if use_pool else None)
+        template = _job_template(state, rng, pool if use_pool else None, kind)
         candidates = pool if use_pool else labels
         if template["stripe_count"] == WIDE:
             template["stripe_count"] = -1 if len(candidates) <= 48 else 16
@@ -303,6 +335,7 @@ def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> Non
             "osts": chosen,
             "mdt": mdt["label"] if mdt else None,
             "pool": use_pool,
+            "kind": kind,
             "start": now,
             "moved": 0,
             "written": 0,

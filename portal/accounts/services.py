@@ -14,8 +14,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.utils import timezone
 
 from portal.accounts.choices import Role
+from portal.accounts.models import Preferences
 
 # app label -> actions each role may take on every model of that app. Apps are added here as
 # they arrive; "view" is read-only, "add"/"change"/"delete" are Django's model permissions.
@@ -83,3 +85,12 @@ def ensure_admin(run_dir: Path, username: str = "admin") -> AdminAccount:
     with os.fdopen(fd, "w") as handle:
         handle.write(password + "\n")
     return AdminAccount(username, password, password_file)
+
+
+def tour_pending(user) -> bool:
+    """The dashboard's guided tour shows until the user closes it, once, on any device."""
+    return not Preferences.objects.filter(user=user, tour_dismissed__isnull=False).exists()
+
+
+def dismiss_tour(user) -> None:
+    Preferences.objects.update_or_create(user=user, defaults={"tour_dismissed": timezone.now()})

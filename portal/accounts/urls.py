@@ -4,6 +4,8 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
+from portal.accounts import views
+
 urlpatterns = [
     path(
         "login/",
@@ -15,4 +17,5 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("tour/dismiss/", views.dismiss_tour, name="tour-dismiss"),
 ]

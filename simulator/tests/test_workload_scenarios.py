@@ -107,3 +107,33 @@ def test_filling_heads_for_95_percent_and_stops(built_rack):
     assert all(b >= a - 1e-9 for a, b in zip(means, means[1:], strict=False))
     assert means[-1] > 0.94
     assert max(max(f.values()) for f in history) <= 0.9501
+
+
+def small_io_share(root):
+    """Share of disk I/Os below 64 KiB in the brw_stats of every OST."""
+    small = total = 0
+    for brw in root.glob("hosts/*/sys/kernel/debug/lustre/osd-*/*/brw_stats"):
+        rows = parsers.parse_brw_stats(brw.read_text())["sections"].get("disk_io_size", {})
+        for bucket, row in rows.items():
+            ios = row["read_ios"] + row["write_ios"]
+            total += ios
+            if bucket.endswith("K") and int(bucket[:-1]) < 64:
+                small += ios
+    return small / total if total else 0.0
+
+
+def test_demo_mix_has_a_hot_oss_a_narrow_job_and_small_io(built_rack):
+    share = shares(window(built_rack, "demo"))
+    # the first OSS carries its pool's jobs: well above its partner
+    assert share["oss01"] > 1.5 * share["oss02"]
+    osts_of_job = defaultdict(set)
+    bytes_of_job = defaultdict(int)
+    for obdfilter in built_rack.glob("hosts/*/proc/fs/lustre/obdfilter/*"):
+        for job in parsers.parse_job_stats((obdfilter / "job_stats").read_text()):
+            read, written = parsers.job_bytes(job)
+            if read + written:
+                osts_of_job[job["job_id"]].add(obdfilter.name)
+                bytes_of_job[job["job_id"]] += read + written
+    narrow = [j for j, osts in osts_of_job.items() if len(osts) == 1 and bytes_of_job[j] > 1 << 30]
+    assert narrow, "a large single-stripe job"
+    assert small_io_share(built_rack) > 0.05

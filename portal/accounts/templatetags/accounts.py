@@ -1,0 +1,24 @@
+"""``{% guided_tour %}``: the dashboard's first-visit tour, until the user closes it."""
+
+from __future__ import annotations
+
+from django import template
+from django.urls import NoReverseMatch, reverse
+
+from portal.accounts.services import tour_pending
+
+register = template.Library()
+
+
+@register.inclusion_tag("accounts/_tour.html", takes_context=True)
+def guided_tour(context) -> dict:
+    request = context["request"]
+    show = request.user.is_authenticated and tour_pending(request.user)
+    return {"show": show, "csrf_token": context.get("csrf_token"), "mail_url": _url("alerts:mail")}
+
+
+def _url(name: str) -> str | None:
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
