@@ -204,6 +204,9 @@ DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "ostara@localhost")
 # Links in alert mail point here; Message-IDs of alert mail end in this domain.
 OSTARA_PORTAL_URL = env_str("OSTARA_PORTAL_URL", "http://127.0.0.1:8480")
 OSTARA_MAIL_DOMAIN = env_str("OSTARA_MAIL_DOMAIN", "ostara.localdomain")
+# The demo's mail catcher keeps what it receives here; Settings → Mail shows it. Empty: no
+# catcher (a real mail relay is configured).
+OSTARA_CAUGHT_MAIL_DIR = env_str("OSTARA_CAUGHT_MAIL_DIR", "")
 
 # --- API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {

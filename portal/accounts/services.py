@@ -83,3 +83,17 @@ def ensure_admin(run_dir: Path, username: str = "admin") -> AdminAccount:
     with os.fdopen(fd, "w") as handle:
         handle.write(password + "\n")
     return AdminAccount(username, password, password_file)
+
+
+def has_role(user, role: str) -> bool:
+    """Whether the user holds ``role`` or a higher one (superusers hold every role)."""
+    if user.is_superuser:
+        return True
+    order = list(Role)
+    wanted = order.index(Role(role))
+    held = {
+        order.index(Role(name))
+        for name in user.groups.values_list("name", flat=True)
+        if name in Role.values
+    }
+    return any(level >= wanted for level in held)
