@@ -10,6 +10,7 @@ through ``portal.alerts.mail``; a delivery is never dropped and, once sent, neve
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -168,3 +169,36 @@ class Delivery(models.Model):
     def message_id(self) -> str:
         """The same for every attempt, so a mail system can tell a repeated attempt apart."""
         return f"<ostara-alert-{self.pk}@{settings.OSTARA_MAIL_DOMAIN}>"
+
+
+class Silence(models.Model):
+    """A maintenance window: events of the object and everything below it are recorded, their
+    mail is not sent."""
+
+    object_key = models.CharField(
+        max_length=100, help_text="a filesystem, SSU or server, e.g. 'server:oss03'"
+    )
+    object_label = models.CharField(max_length=100)
+    starts = models.DateTimeField(default=timezone.now)
+    ends = models.DateTimeField()
+    reason = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="silences"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-starts", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(ends__gt=models.F("starts")),
+                name="%(app_label)s_%(class)s_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.object_label} silenced until {self.ends:%Y-%m-%d %H:%M}"
+
+    def clean(self) -> None:
+        if self.starts and self.ends and self.ends <= self.starts:
+            raise ValidationError({"ends": "the end must come after the start"})
