@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from portal.alerts.services import deliver_due
+from portal.alerts.services.outbox import deliver_due
 
 
 @shared_task(name="alerts.deliver", ignore_result=True)

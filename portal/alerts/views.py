@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from portal.accounts.choices import Role
 from portal.accounts.services import has_role
 from portal.alerts import mail as mail_transport
-from portal.alerts.services import caught_mail, send_test_mail
+from portal.alerts.services.mail_settings import caught_mail, send_test_mail
 
 
 class TestMailForm(forms.Form):

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from portal.alerts.choices import ConditionKind, DeliveryStatus, Severity, TransitionKind
 from portal.alerts.models import Delivery, Event, Rule, Transition
-from portal.alerts.services import STALE_CLAIM_SECONDS, deliver_due, retry_delay
+from portal.alerts.services.outbox import STALE_CLAIM_SECONDS, deliver_due, retry_delay
 
 pytestmark = pytest.mark.django_db
 

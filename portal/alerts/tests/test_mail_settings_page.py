@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from portal.alerts.services import caught_mail
+from portal.alerts.services.mail_settings import caught_mail
 from portal.alerts.tests.conftest import free_port
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from portal.alerts import mail
-from portal.alerts.services import send_test_mail
+from portal.alerts.services.mail_settings import send_test_mail
 
 
 class Command(BaseCommand):

@@ -1,5 +1,4 @@
-"""Work of the alerts app across objects: the outbox of alert mail, the test mail, and the
-demo's caught mail.
+"""The outbox of alert mail.
 
 Deliveries are sent oldest first. An address whose earlier mail is still waiting gets nothing
 newer until that one is through, so "resolved" never overtakes "firing". A delivery is claimed
@@ -11,17 +10,10 @@ the queue once ``STALE_CLAIM_SECONDS`` have passed.
 from __future__ import annotations
 
 import logging
-import mailbox
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email import policy
-from email.parser import BytesParser
-from email.utils import parsedate_to_datetime
-from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from django.db.models import F
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -137,58 +129,3 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
     text = render_to_string("alerts/mail/transition.txt", context)
     html = render_to_string("alerts/mail/transition.html", context)
     return subject, text, html
-
-
-def send_test_mail(address: str) -> None:
-    """Send one mail now, through the same path as alert mail; raise ``ValueError`` for an
-    address that is not one, ``mail.MailError`` when the mail server does not take it."""
-    try:
-        validate_email(address)
-    except ValidationError:
-        raise ValueError(f"address: {address!r} is not an e-mail address") from None
-    context = {"portal_url": settings.OSTARA_PORTAL_URL, "settings": settings}
-    mail.send(
-        to=address,
-        subject="[Ostara] Test mail",
-        text=render_to_string("alerts/mail/test.txt", context),
-    )
-
-
-@dataclass(frozen=True)
-class CaughtMail:
-    key: str
-    received: datetime | None
-    to: str
-    subject: str
-    text: str
-    html: str
-
-
-def caught_mail(path: Path, limit: int = 200) -> list[CaughtMail]:
-    """The newest messages the demo's mail catcher kept (``portal.alerts.mailcatcher``)."""
-    if not path.is_dir():
-        return []
-    box = mailbox.Maildir(path, create=False)
-    parser = BytesParser(policy=policy.default)
-    messages = []
-    for key in box.keys():
-        with box.get_file(key) as handle:
-            message = parser.parse(handle)
-        try:
-            received = parsedate_to_datetime(str(message["Date"]))
-        except (TypeError, ValueError):
-            received = None
-        text = message.get_body(preferencelist=("plain",))
-        html = message.get_body(preferencelist=("html",))
-        messages.append(
-            CaughtMail(
-                key=key,
-                received=received,
-                to=str(message["X-Ostara-Envelope-To"] or message["To"] or ""),
-                subject=str(message["Subject"] or ""),
-                text=text.get_content() if text else "",
-                html=html.get_content() if html else "",
-            )
-        )
-    messages.sort(key=lambda m: m.received.timestamp() if m.received else 0.0, reverse=True)
-    return messages[:limit]
