@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "portal.accounts",
+    "portal.alerts",
     "portal.health",
     "portal.inventory",
     "portal.jobs",
@@ -188,6 +189,12 @@ CELERY_BEAT_SCHEDULE["health.evaluate"] = {
 }
 
 # --- Mail ---------------------------------------------------------------------------------
+# Alert mail waiting in the outbox is sent this often (seconds).
+CELERY_BEAT_SCHEDULE["alerts.deliver"] = {
+    "task": "alerts.deliver",
+    "schedule": float(env_int("OSTARA_ALERT_DELIVER_SECONDS", 10)),
+    "options": {"expires": 30},
+}
 EMAIL_HOST = env_str("EMAIL_HOST", "127.0.0.1")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
@@ -195,6 +202,12 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "ostara@localhost")
+# Links in alert mail point here; Message-IDs of alert mail end in this domain.
+OSTARA_PORTAL_URL = env_str("OSTARA_PORTAL_URL", "http://127.0.0.1:8480")
+OSTARA_MAIL_DOMAIN = env_str("OSTARA_MAIL_DOMAIN", "ostara.localdomain")
+# The demo's mail catcher keeps what it receives here; Settings → Mail shows it. Empty: no
+# catcher (a real mail relay is configured).
+OSTARA_CAUGHT_MAIL_DIR = env_str("OSTARA_CAUGHT_MAIL_DIR", "")
 
 # --- API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {

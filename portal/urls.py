@@ -25,5 +25,6 @@ urlpatterns = [
     path("ssus/add/", include("portal.wizard.urls")),
     path("ssus/", include("portal.inventory.urls")),
     path("jobs/", include("portal.jobs.urls")),
+    path("alerts/", include("portal.alerts.urls")),
     path("", include("portal.health.urls")),
 ]

@@ -97,3 +97,125 @@ def line(prefix: str, fields: dict[str, int | float | str], timestamp: int) -> s
     if not parts:
         return None
     return f"{prefix} {','.join(parts)} {timestamp}"
+
+
+class LineError(ValueError):
+    """A line that is not InfluxDB line protocol."""
+
+
+def _split_unescaped(text: str, separator: str) -> list[str]:
+    """Split on ``separator`` where it is not escaped by a backslash."""
+    parts, current, escaped = [], [], False
+    for char in text:
+        if escaped:
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            current.append(char)
+            escaped = True
+        elif char == separator:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _field_value(text: str) -> int | float | str | bool:
+    if text.startswith('"'):
+        if len(text) < 2 or not text.endswith('"'):
+            raise LineError(f"unterminated string value {text!r}")
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    if text[-1:] in ("i", "u") and text[:-1].lstrip("-").isdigit():
+        return int(text[:-1])
+    if text in ("t", "T", "true", "True", "TRUE"):
+        return True
+    if text in ("f", "F", "false", "False", "FALSE"):
+        return False
+    try:
+        return float(text)
+    except ValueError:
+        raise LineError(f"not a field value: {text!r}") from None
+
+
+def _sections(text: str) -> list[str]:
+    """The space-separated sections of a line, minding escapes and quoted strings."""
+    sections, current, escaped, quoted = [], [], False, False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == " " and not quoted:
+            sections.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    sections.append("".join(current))
+    return [section for section in sections if section]
+
+
+def decode(
+    text: str,
+) -> tuple[str, dict[str, str], dict[str, int | float | str | bool], int | None]:
+    """One line back into (measurement, tags, fields, timestamp or None); the inverse of
+    ``series`` and ``line``, as InfluxDB and ``influx_inspect export -lponly`` write it."""
+    sections = _sections(text.strip())
+    if len(sections) not in (2, 3):
+        raise LineError("expected: measurement[,tags] fields [timestamp]")
+    head = _split_unescaped(sections[0], ",")
+    measurement = _unescape(head[0])
+    if not measurement:
+        raise LineError("the measurement name is empty")
+    tags = {}
+    for pair in head[1:]:
+        key, equals, value = (_unescape(p) for p in _split_pair(pair))
+        if not equals or not key or not value:
+            raise LineError(f"not a tag: {pair!r}")
+        tags[key] = value
+    fields = {}
+    for pair in _split_fields(sections[1]):
+        key, equals, value = _split_pair(pair)
+        if not equals or not key or not value:
+            raise LineError(f"not a field: {pair!r}")
+        fields[_unescape(key)] = _field_value(value)
+    timestamp = None
+    if len(sections) == 3:
+        if not sections[2].lstrip("-").isdigit():
+            raise LineError(f"not a timestamp: {sections[2]!r}")
+        timestamp = int(sections[2])
+    return measurement, tags, fields, timestamp
+
+
+def _split_pair(text: str) -> tuple[str, str, str]:
+    """``key=value`` at the first unescaped ``=``."""
+    parts = _split_unescaped(text, "=")
+    if len(parts) < 2:
+        return text, "", ""
+    return parts[0], "=", "=".join(parts[1:])
+
+
+def _split_fields(text: str) -> list[str]:
+    """Field pairs split on commas outside quoted string values."""
+    pairs, current, escaped, quoted = [], [], False, False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted:
+            pairs.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    pairs.append("".join(current))
+    return pairs

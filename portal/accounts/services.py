@@ -94,3 +94,17 @@ def tour_pending(user) -> bool:
 
 def dismiss_tour(user) -> None:
     Preferences.objects.update_or_create(user=user, defaults={"tour_dismissed": timezone.now()})
+
+
+def has_role(user, role: str) -> bool:
+    """Whether the user holds ``role`` or a higher one (superusers hold every role)."""
+    if user.is_superuser:
+        return True
+    order = list(Role)
+    wanted = order.index(Role(role))
+    held = {
+        order.index(Role(name))
+        for name in user.groups.values_list("name", flat=True)
+        if name in Role.values
+    }
+    return any(level >= wanted for level in held)

@@ -1,0 +1,1 @@
+"""Alerts: rules, events, silences and the mail they send (DESIGN.md §8)."""

@@ -1,0 +1,59 @@
+"""Enumerations of the alerts app; each status has one colour for its badge."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Severity(models.TextChoices):
+    WARNING = "warning", "Warning"
+    CRITICAL = "critical", "Critical"
+
+
+class EventStatus(models.TextChoices):
+    FIRING = "firing", "Firing"
+    RESOLVED = "resolved", "Resolved"
+
+
+class TransitionKind(models.TextChoices):
+    """What happened to an event; the first three are mailed (``portal.alerts.engine``)."""
+
+    FIRING = "firing", "Firing"
+    REMINDER = "reminder", "Reminder"
+    RESOLVED = "resolved", "Resolved"
+    ACKNOWLEDGED = "acknowledged", "Acknowledged"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Waiting to be sent"
+    SENDING = "sending", "Being sent"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Refused by the mail server"
+    SILENCED = "silenced", "Silenced"
+
+
+class ConditionKind(models.TextChoices):
+    HEALTH = "health", "A health state"
+    THRESHOLD = "threshold", "A metric threshold"
+    NO_DATA = "no_data", "No data"
+
+
+class HealthCondition(models.TextChoices):
+    RED = "red", "turns red"
+    ORANGE = "orange", "turns orange or worse"
+    ON_PARTNER = "on_partner", "a target runs on its failover partner"
+    SILENT = "silent", "its sensor has gone silent"
+
+
+class Comparison(models.TextChoices):
+    GT = ">", ">"
+    GE = ">=", "≥"
+    LT = "<", "<"
+    LE = "<=", "≤"
+
+
+class ScopeKind(models.TextChoices):
+    ALL = "all", "Every object"
+    FILESYSTEM = "filesystem", "One filesystem"
+    SSU = "ssu", "One SSU"
+    KIND = "kind", "One kind of object"

@@ -1,0 +1,47 @@
+"""All mail the portal sends goes through this module: one message, one address, one attempt.
+
+Django's mail stack does the SMTP work (``EMAIL_*`` settings). A failed attempt raises
+``MailError`` saying whether trying again can help: a refusal with an SMTP 5xx code is
+permanent; a server that does not answer, drops the line or answers 4xx is temporary.
+"""
+
+from __future__ import annotations
+
+import smtplib
+
+from django.core.mail import EmailMultiAlternatives, get_connection
+
+
+class MailError(Exception):
+    def __init__(self, message: str, *, permanent: bool) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+def send(*, to: str, subject: str, text: str, html: str = "", message_id: str = "") -> None:
+    """Send one message to one address or raise ``MailError``."""
+    message = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        to=[to],
+        headers={"Message-ID": message_id} if message_id else None,
+        connection=get_connection(fail_silently=False),
+    )
+    if html:
+        message.attach_alternative(html, "text/html")
+    try:
+        message.send()
+    except smtplib.SMTPRecipientsRefused as error:
+        code, reply = next(iter(error.recipients.values()))
+        raise MailError(f"{to} refused: {code} {_text(reply)}", permanent=code >= 500) from None
+    except smtplib.SMTPResponseException as error:
+        raise MailError(
+            f"the mail server answered {error.smtp_code} {_text(error.smtp_error)}",
+            permanent=error.smtp_code >= 500,
+        ) from None
+    except (TimeoutError, smtplib.SMTPException, OSError) as error:
+        raise MailError(f"the mail server could not be reached: {error}", permanent=False) from None
+
+
+def _text(reply: bytes | str) -> str:
+    return reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)

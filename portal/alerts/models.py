@@ -1,0 +1,204 @@
+"""Alert events, their history and the mail they send (DESIGN.md §8).
+
+An ``Event`` belongs to one rule and one object (its fingerprint) and keeps the timing state of
+``portal.alerts.engine`` between evaluations. Each mailed ``Transition`` (firing, reminder,
+resolved) gets one ``Delivery`` row per recipient, written in the same transaction as the
+transition: the outbox. A worker claims deliveries by a conditional update and sends them
+through ``portal.alerts.mail``; a delivery is never dropped and, once sent, never sent again.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from portal.alerts.choices import (
+    Comparison,
+    ConditionKind,
+    DeliveryStatus,
+    EventStatus,
+    HealthCondition,
+    ScopeKind,
+    Severity,
+    TransitionKind,
+)
+
+
+class Rule(models.Model):
+    """ "Tell these people when X holds for Y": a condition, its timing, its objects, recipients."""
+
+    name = models.CharField(max_length=100, unique=True)
+    severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.WARNING)
+    enabled = models.BooleanField(default=True)
+    condition = models.CharField(max_length=10, choices=ConditionKind.choices)
+    # health: which state of the object fires the rule
+    health_state = models.CharField(max_length=12, choices=HealthCondition.choices, blank=True)
+    # threshold and no_data: a field of the metric schema (sensors.schema)
+    measurement = models.CharField(max_length=32, blank=True)
+    field = models.CharField(max_length=64, blank=True)
+    rate = models.BooleanField(
+        default=False, help_text="compare the per-second rate of a counter, not its value"
+    )
+    percent_of = models.CharField(
+        max_length=64, blank=True, help_text="compare the field as a percentage of this field"
+    )
+    comparison = models.CharField(max_length=2, choices=Comparison.choices, blank=True)
+    threshold = models.FloatField(null=True, blank=True)
+    for_seconds = models.PositiveIntegerField(
+        default=0, help_text="how long the condition must hold before the rule fires"
+    )
+    clear_seconds = models.PositiveIntegerField(
+        default=0, help_text="how long it must be false before the event resolves"
+    )
+    repeat_seconds = models.PositiveIntegerField(
+        default=0, help_text="a reminder this often while firing; 0: none"
+    )
+    scope = models.CharField(max_length=10, choices=ScopeKind.choices, default=ScopeKind.ALL)
+    scope_value = models.CharField(
+        max_length=64, blank=True, help_text="the filesystem, SSU or kind of object"
+    )
+    recipients = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="alert_rules", blank=True
+    )
+    extra_addresses = models.TextField(
+        blank=True, help_text="more addresses, one per line or separated by commas"
+    )
+    builtin = models.SlugField(
+        max_length=40, blank=True, help_text="set on the default rules installed at first start"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Event(models.Model):
+    """One rule firing for one object, from its first mail to its resolution."""
+
+    rule = models.ForeignKey(Rule, on_delete=models.PROTECT, related_name="events")
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    fingerprint = models.CharField(
+        max_length=200, help_text="the object's stable key, e.g. 'target:scratch-OST0001'"
+    )
+    object_label = models.CharField(max_length=100, help_text="the object as people name it")
+    object_url = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=8, choices=EventStatus.choices, default=EventStatus.FIRING)
+    summary = models.TextField(help_text="what holds, in one sentence")
+    timing_state = models.JSONField(default=dict, blank=True)
+    opened = models.DateTimeField(default=timezone.now)
+    resolved = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="acknowledged_events",
+        null=True,
+        blank=True,
+    )
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledge_comment = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-opened", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rule", "fingerprint"],
+                condition=models.Q(status=EventStatus.FIRING),
+                name="%(app_label)s_%(class)s_unique_firing_fingerprint",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.object_label} ({self.status})"
+
+
+class Transition(models.Model):
+    """A step in an event's life; the mailed kinds have deliveries."""
+
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="transitions")
+    kind = models.CharField(max_length=12, choices=TransitionKind.choices)
+    at = models.DateTimeField(default=timezone.now)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.event}: {self.kind} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class Delivery(models.Model):
+    """One mail of one transition to one address: written before the send, kept after it."""
+
+    transition = models.ForeignKey(Transition, on_delete=models.CASCADE, related_name="deliveries")
+    address = models.EmailField()
+    status = models.CharField(
+        max_length=8, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt = models.DateTimeField(default=timezone.now, db_index=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+        verbose_name_plural = "deliveries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transition", "address"],
+                name="%(app_label)s_%(class)s_unique_address_per_transition",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.transition} to {self.address}: {self.status}"
+
+    @property
+    def message_id(self) -> str:
+        """The same for every attempt, so a mail system can tell a repeated attempt apart."""
+        return f"<ostara-alert-{self.pk}@{settings.OSTARA_MAIL_DOMAIN}>"
+
+
+class Silence(models.Model):
+    """A maintenance window: events of the object and everything below it are recorded, their
+    mail is not sent."""
+
+    object_key = models.CharField(
+        max_length=100, help_text="a filesystem, SSU or server, e.g. 'server:oss03'"
+    )
+    object_label = models.CharField(max_length=100)
+    starts = models.DateTimeField(default=timezone.now)
+    ends = models.DateTimeField()
+    reason = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="silences"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-starts", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(ends__gt=models.F("starts")),
+                name="%(app_label)s_%(class)s_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.object_label} silenced until {self.ends:%Y-%m-%d %H:%M}"
+
+    def clean(self) -> None:
+        if self.starts and self.ends and self.ends <= self.starts:
+            raise ValidationError({"ends": "the end must come after the start"})

@@ -1,0 +1,2 @@
+"""Work of the alerts app across objects: ``outbox`` sends alert mail, ``mail_settings`` serves
+the Settings → Mail page."""

@@ -1,0 +1,66 @@
+"""A real SMTP server on loopback (aiosmtpd) that the portal's mail settings point at."""
+
+from __future__ import annotations
+
+import socket
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+
+import pytest
+from aiosmtpd.controller import Controller
+
+
+class Mailbox:
+    """Keeps what the server accepted; can refuse recipients with a code of our choosing."""
+
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+        self.refuse: dict[str, str] = {}  # address -> SMTP reply
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address in self.refuse:
+            return self.refuse[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append(message_from_bytes(envelope.original_content, policy=policy.default))
+        return "250 Message accepted for delivery"
+
+    def subjects(self) -> list[str]:
+        return [str(message["Subject"]) for message in self.messages]
+
+
+class SmtpServer:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.mailbox = Mailbox()
+        self.controller: Controller | None = None
+
+    def start(self) -> None:
+        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self) -> None:
+        if self.controller:
+            self.controller.stop()
+            self.controller = None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def smtp(settings):
+    server = SmtpServer(free_port())
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_USE_TLS = False
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    settings.EMAIL_TIMEOUT = 5
+    server.start()
+    yield server
+    server.stop()

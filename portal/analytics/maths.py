@@ -1,0 +1,360 @@
+"""The maths of operations analytics (DESIGN.md §9), on plain series of points.
+
+No Django, no Celery, no InfluxDB client: the pages, the API, the command line and offline files
+all hand in the same ``Point`` lists. Counters are cumulative as the kernel reports them, so a
+series' contribution to a window is its last value minus its first; a value that went down
+means the counter restarted (a remount, a server reboot), and counting resumes from zero.
+A series is one measurement with one full tag set: a target that failed over starts a new
+series on the partner, and its bytes count for the server that moved them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Lustre's allocator leaves round-robin placement past this fill difference (qos_threshold_rr).
+QOS_THRESHOLD_RR_POINTS = 17.0
+DEFAULT_OVERLOAD_MARGIN = 0.25
+DEFAULT_SMALL_IO_BYTES = 64 * 1024
+# A job is never flagged for striping below this many bytes in the window, and one stripe is
+# warranted per this many bytes it moved: a stripe per few GiB keeps each OST's share of a large
+# file's I/O at a size where it streams.
+STRIPING_MIN_BYTES = 8 * 2**30
+STRIPING_BYTES_PER_STRIPE = 4 * 2**30
+PAGE_BYTES = 4096
+SECONDS_PER_DAY = 86400
+
+
+@dataclass(frozen=True)
+class Point:
+    measurement: str
+    tags: tuple[tuple[str, str], ...]  # sorted (key, value) pairs: the series' identity
+    fields: dict
+    time: float  # epoch seconds
+
+    def tag(self, name: str) -> str:
+        return dict(self.tags).get(name, "")
+
+
+def make_point(measurement: str, tags: dict, fields: dict, time: float) -> Point:
+    return Point(measurement, tuple(sorted(tags.items())), fields, time)
+
+
+def by_series(points: Iterable[Point], measurement: str) -> dict[tuple, list[Point]]:
+    series: dict[tuple, list[Point]] = defaultdict(list)
+    for point in points:
+        if point.measurement == measurement:
+            series[point.tags].append(point)
+    for members in series.values():
+        members.sort(key=lambda p: p.time)
+    return series
+
+
+def counter_delta(values: list[float]) -> float:
+    """What a cumulative counter counted over its values, in time order; a drop is a restart."""
+    total = 0.0
+    for previous, current in zip(values, values[1:], strict=False):
+        total += current - previous if current >= previous else current
+    return total
+
+
+def field_delta(points: list[Point], name: str) -> float:
+    return counter_delta(
+        [p.fields[name] for p in points if isinstance(p.fields.get(name), int | float)]
+    )
+
+
+def target_label(fs: str, target: str) -> str:
+    return f"{fs}-{target}" if fs else target
+
+
+# --- OSS load imbalance -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Share:
+    server: str
+    bytes: float
+    share: float
+
+
+@dataclass(frozen=True)
+class Imbalance:
+    shares: list[Share]
+    max_over_mean: float | None
+    cov: float | None
+    overloaded: list[str]
+
+
+def server_bytes(points: Iterable[Point]) -> dict[str, float]:
+    """Bytes read and written through each server's OSTs over the window."""
+    totals: dict[str, float] = defaultdict(float)
+    for tags, members in by_series(points, "ost").items():
+        server = dict(tags).get("server", "")
+        totals[server] += field_delta(members, "read_bytes") + field_delta(members, "write_bytes")
+    return dict(totals)
+
+
+def imbalance(totals: dict[str, float], margin: float = DEFAULT_OVERLOAD_MARGIN) -> Imbalance:
+    """Shares of the total, max/mean, the coefficient of variation (population standard
+    deviation / mean), and the servers whose share exceeds the mean share by ``margin``."""
+    servers = sorted(totals)
+    total = sum(totals.values())
+    if not servers or total <= 0:
+        return Imbalance([Share(s, totals[s], 0.0) for s in servers], None, None, [])
+    mean = total / len(servers)
+    shares = [Share(s, totals[s], totals[s] / total) for s in servers]
+    variance = sum((totals[s] - mean) ** 2 for s in servers) / len(servers)
+    limit = (1 + margin) / len(servers)
+    overloaded = [share.server for share in shares if share.share > limit]
+    return Imbalance(shares, max(totals.values()) / mean, math.sqrt(variance) / mean, overloaded)
+
+
+def top_jobs(points: Iterable[Point], server: str | None = None, limit: int = 10) -> list[dict]:
+    """Jobs by bytes (and operations) over the window, on one server or everywhere."""
+    jobs: dict[str, dict[str, float]] = defaultdict(lambda: {"bytes": 0.0, "ops": 0.0})
+    for tags, members in by_series(points, "ost_job").items():
+        tag = dict(tags)
+        if server is not None and tag.get("server") != server:
+            continue
+        entry = jobs[tag.get("jobid", "")]
+        entry["bytes"] += field_delta(members, "read_bytes") + field_delta(members, "write_bytes")
+        entry["ops"] += field_delta(members, "read_calls") + field_delta(members, "write_calls")
+    ranked = sorted(jobs.items(), key=lambda item: (-item[1]["bytes"], item[0]))
+    return [{"jobid": job, **figures} for job, figures in ranked[:limit]]
+
+
+# --- OST fill ---------------------------------------------------------------------------------
+
+
+def fill_percent(fields: dict) -> float | None:
+    """Used share as `lfs df` shows it: used / (used + available)."""
+    total, free = fields.get("kbytes_total"), fields.get("kbytes_free")
+    if not total or free is None:
+        return None
+    avail = fields.get("kbytes_avail", free)
+    used = total - free
+    return 100.0 * used / (used + avail) if used + avail > 0 else None
+
+
+def ost_fill(points: Iterable[Point], threshold: float = QOS_THRESHOLD_RR_POINTS) -> dict:
+    """Each OST's newest fill, the spread in points, and the OSTs furthest from the mean."""
+    newest: dict[str, Point] = {}
+    for tags, members in by_series(points, "ost").items():
+        tag = dict(tags)
+        label = target_label(tag.get("fs", ""), tag.get("target", ""))
+        for point in reversed(members):
+            if fill_percent(point.fields) is not None:
+                if label not in newest or newest[label].time < point.time:
+                    newest[label] = point
+                break
+    fills = {label: fill_percent(point.fields) for label, point in newest.items()}
+    if not fills:
+        return {"spread_points": None, "flagged": False, "osts": [], "furthest": []}
+    mean = sum(fills.values()) / len(fills)
+    spread = max(fills.values()) - min(fills.values())
+    rows = [
+        {"target": label, "fill_percent": round(fill, 2), "from_mean_points": round(fill - mean, 2)}
+        for label, fill in sorted(fills.items())
+    ]
+    furthest = sorted(rows, key=lambda row: -abs(row["from_mean_points"]))[:5]
+    return {
+        "spread_points": round(spread, 2),
+        "flagged": spread > threshold,
+        "threshold_points": threshold,
+        "mean_percent": round(mean, 2),
+        "osts": rows,
+        "furthest": furthest if spread > threshold else [],
+    }
+
+
+# --- striping ---------------------------------------------------------------------------------
+
+
+def striping(
+    points: Iterable[Point],
+    filesystem_osts: int,
+    min_bytes: float = STRIPING_MIN_BYTES,
+    bytes_per_stripe: float = STRIPING_BYTES_PER_STRIPE,
+) -> list[dict]:
+    """Jobs whose bytes land on fewer OSTs than their volume warrants, with the stripe count
+    to use (bounded by the filesystem's OSTs) and a sentence a user can forward."""
+    per_job: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for tags, members in by_series(points, "ost_job").items():
+        tag = dict(tags)
+        moved = field_delta(members, "read_bytes") + field_delta(members, "write_bytes")
+        if moved > 0:
+            per_job[tag.get("jobid", "")][
+                target_label(tag.get("fs", ""), tag.get("target", ""))
+            ] += moved
+    flagged = []
+    for job, by_ost in sorted(per_job.items()):
+        moved = sum(by_ost.values())
+        osts = len(by_ost)
+        if moved < min_bytes or filesystem_osts <= 0:
+            continue
+        warranted = min(filesystem_osts, max(1, math.ceil(moved / bytes_per_stripe)))
+        if osts >= warranted:
+            continue
+        flagged.append(
+            {
+                "jobid": job,
+                "osts": osts,
+                "bytes": moved,
+                "stripe_count": warranted,
+                "advice": (
+                    f"Job {job} moved {_gib(moved)} through {osts} OST{'s' if osts != 1 else ''}"
+                    f" of {filesystem_osts}; stripe its output directory over {warranted} "
+                    f"(lfs setstripe -c {warranted} <dir>) so that its I/O spreads over more "
+                    "servers and disks instead of queueing on "
+                    f"{'one' if osts == 1 else 'a few'}."
+                ),
+            }
+        )
+    flagged.sort(key=lambda row: -row["bytes"])
+    return flagged
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:,.1f} GiB"
+
+
+# --- client access patterns -------------------------------------------------------------------
+
+
+def bucket_bytes(section: str, bucket: str) -> float | None:
+    """The I/O size of a brw_stats bucket: `4K`, `1M` in disk_io_size; pages in
+    pages_per_bulk_rw."""
+    text = bucket.strip()
+    scale = {"K": 1024, "M": 2**20, "G": 2**30}.get(text[-1:].upper(), 1)
+    number = text[:-1] if scale != 1 else text
+    if not number.isdigit():
+        return None
+    value = int(number) * scale
+    return value * PAGE_BYTES if section == "pages_per_bulk_rw" else float(value)
+
+
+def io_sizes(points: Iterable[Point], small_io: float = DEFAULT_SMALL_IO_BYTES) -> dict:
+    """I/O size histogram over the window (disk_io_size, else pages_per_bulk_rw), the share of
+    I/Os below ``small_io``, and the read/write mix by bytes."""
+    points = list(points)
+    histograms: dict[str, dict[float, list[float]]] = {}
+    for tags, members in by_series(points, "brw").items():
+        tag = dict(tags)
+        section = tag.get("section", "")
+        if section not in ("disk_io_size", "pages_per_bulk_rw"):
+            continue
+        size = bucket_bytes(section, tag.get("bucket", ""))
+        if size is None:
+            continue
+        counts = histograms.setdefault(section, {}).setdefault(size, [0.0, 0.0])
+        counts[0] += field_delta(members, "read_ios")
+        counts[1] += field_delta(members, "write_ios")
+    section = "disk_io_size" if histograms.get("disk_io_size") else "pages_per_bulk_rw"
+    histogram = histograms.get(section, {})
+    total = sum(r + w for r, w in histogram.values())
+    small = sum(r + w for size, (r, w) in histogram.items() if size < small_io)
+    read = write = 0.0
+    for members in by_series(points, "ost").values():
+        read += field_delta(members, "read_bytes")
+        write += field_delta(members, "write_bytes")
+    return {
+        "section": section if histogram else None,
+        "histogram": [
+            {"bytes": int(size), "read_ios": r, "write_ios": w}
+            for size, (r, w) in sorted(histogram.items())
+        ],
+        "small_io_bytes": small_io,
+        "small_share": small / total if total else None,
+        "read_share": read / (read + write) if read + write else None,
+    }
+
+
+# --- capacity forecast ------------------------------------------------------------------------
+
+
+def linear_fit(samples: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares slope and intercept of (time, value) samples; None for fewer than two
+    distinct times."""
+    if len({t for t, _ in samples}) < 2:
+        return None
+    n = len(samples)
+    mean_t = sum(t for t, _ in samples) / n
+    mean_v = sum(v for _, v in samples) / n
+    covariance = sum((t - mean_t) * (v - mean_v) for t, v in samples)
+    variance = sum((t - mean_t) ** 2 for t, _ in samples)
+    slope = covariance / variance
+    return slope, mean_v - slope * mean_t
+
+
+def reaches(
+    samples: list[tuple[float, float]], level: float, now: float, horizon_days: float = 365
+) -> float | None:
+    """When the fitted trend reaches ``level`` (epoch seconds): now if it is there already,
+    None when it is not growing or would take longer than the horizon."""
+    fit = linear_fit(samples)
+    if fit is None:
+        return None
+    slope, intercept = fit
+    current = slope * now + intercept
+    if current >= level:
+        return now
+    if slope <= 0:
+        return None
+    when = (level - intercept) / slope
+    return when if when - now <= horizon_days * SECONDS_PER_DAY else None
+
+
+def capacity_forecast(
+    points: Iterable[Point], warning: float, critical: float, now: float | None = None
+) -> dict:
+    """Per OST and for the whole filesystem: the fill trend (points per day) and when it
+    reaches the warning and critical capacity thresholds, or None: not within a year."""
+    per_ost: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    totals: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0])  # time -> used, size
+    latest = 0.0
+    for tags, members in by_series(points, "ost").items():
+        tag = dict(tags)
+        label = target_label(tag.get("fs", ""), tag.get("target", ""))
+        for point in members:
+            fill = fill_percent(point.fields)
+            if fill is None:
+                continue
+            per_ost[label].append((point.time, fill))
+            used = point.fields["kbytes_total"] - point.fields["kbytes_free"]
+            size = used + point.fields.get("kbytes_avail", point.fields["kbytes_free"])
+            totals[point.time][0] += used
+            totals[point.time][1] += size
+            latest = max(latest, point.time)
+    now = latest if now is None else now
+
+    def forecast(samples: list[tuple[float, float]]) -> dict:
+        fit = linear_fit(samples)
+        return {
+            "fill_percent": round(samples[-1][1], 2) if samples else None,
+            "points_per_day": round(fit[0] * SECONDS_PER_DAY, 3) if fit else None,
+            "warning_at": reaches(samples, warning, now),
+            "critical_at": reaches(samples, critical, now),
+        }
+
+    osts = {label: forecast(sorted(samples)) for label, samples in sorted(per_ost.items())}
+    # Only rounds in which every OST reported count for the whole filesystem.
+    complete = len(per_ost)
+    counts: dict[float, int] = defaultdict(int)
+    for samples in per_ost.values():
+        for t, _ in samples:
+            counts[t] += 1
+    whole = sorted(
+        (t, 100.0 * used / size)
+        for t, (used, size) in totals.items()
+        if size > 0 and counts[t] == complete
+    )
+    return {
+        "warning_percent": warning,
+        "critical_percent": critical,
+        "filesystem": forecast(whole),
+        "osts": osts,
+    }

@@ -1,0 +1,202 @@
+"""The analytics maths on hand-made series, each answer worked out by hand in the test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from portal.analytics import maths
+from portal.analytics.maths import make_point
+
+GIB = 2**30
+DAY = 86400
+
+
+def ost(server, target, t, read=0, write=0, fs="scratch", **fields):
+    return make_point(
+        "ost",
+        {"fs": fs, "target": target, "server": server},
+        {"read_bytes": read, "write_bytes": write, **fields},
+        t,
+    )
+
+
+def job(jobid, target, t, read=0, write=0, server="oss01", calls=0):
+    return make_point(
+        "ost_job",
+        {"fs": "scratch", "target": target, "server": server, "jobid": jobid},
+        {"read_bytes": read, "write_bytes": write, "read_calls": 0, "write_calls": calls},
+        t,
+    )
+
+
+def test_counter_delta_is_last_minus_first_and_a_drop_is_a_restart():
+    assert maths.counter_delta([100, 150, 400]) == 300
+    # 100 -> 150 (+50), restart to 30 (+30 from zero), 30 -> 70 (+40)
+    assert maths.counter_delta([100, 150, 30, 70]) == 120
+    assert maths.counter_delta([5]) == 0
+
+
+def test_shares_max_over_mean_cov_and_the_overloaded_server():
+    points = [
+        ost("oss01", "OST0000", 0, write=0),
+        ost("oss01", "OST0000", 60, write=600),
+        ost("oss02", "OST0001", 0, write=0),
+        ost("oss02", "OST0001", 60, write=300),
+        ost("oss03", "OST0002", 0, read=0),
+        ost("oss03", "OST0002", 60, read=300),
+        ost("oss04", "OST0003", 0),
+        ost("oss04", "OST0003", 60, read=100, write=100),
+    ]
+    result = maths.imbalance(maths.server_bytes(points))
+    # bytes 600, 300, 300, 200: total 1400, mean 350
+    assert [(s.server, s.bytes, round(s.share, 4)) for s in result.shares] == [
+        ("oss01", 600, 0.4286),
+        ("oss02", 300, 0.2143),
+        ("oss03", 300, 0.2143),
+        ("oss04", 200, 0.1429),
+    ]
+    assert result.max_over_mean == pytest.approx(600 / 350)
+    # deviations 250, -50, -50, -150: variance (62500 + 2500 + 2500 + 22500) / 4 = 22500
+    assert result.cov == pytest.approx(150 / 350)
+    # mean share 0.25, limit 0.3125: only oss01
+    assert result.overloaded == ["oss01"]
+    assert sum(s.share for s in result.shares) == pytest.approx(1.0)
+
+
+def test_a_failed_over_target_counts_for_the_server_that_moved_its_bytes():
+    points = [
+        ost("oss01", "OST0000", 0, write=0),
+        ost("oss01", "OST0000", 30, write=100),
+        ost("oss02", "OST0000", 40, write=5),
+        ost("oss02", "OST0000", 60, write=205),
+    ]
+    assert maths.server_bytes(points) == {"oss01": 100, "oss02": 200}
+
+
+def test_balanced_servers_are_not_overloaded():
+    totals = {"oss01": 1000.0, "oss02": 1100.0}
+    result = maths.imbalance(totals)
+    # shares 0.476 and 0.524, limit 0.625
+    assert result.overloaded == []
+    assert result.cov == pytest.approx(50 / 1050)
+
+
+def test_ost_fill_spread_and_the_furthest_osts():
+    def capacity(target, used, t=0):
+        return ost(
+            "oss01", target, t, kbytes_total=1000, kbytes_free=1000 - used, kbytes_avail=1000 - used
+        )
+
+    points = [
+        capacity("OST0000", 100),
+        capacity("OST0001", 150),
+        capacity("OST0002", 400),
+        capacity("OST0002", 50, t=-60),
+    ]
+    fill = maths.ost_fill(points)
+    # newest fills 10 %, 15 %, 40 %: spread 30 points above 17, mean 21.67
+    assert fill["spread_points"] == 30.0 and fill["flagged"] is True
+    assert fill["furthest"][0] == {
+        "target": "scratch-OST0002",
+        "fill_percent": 40.0,
+        "from_mean_points": 18.33,
+    }
+    assert maths.ost_fill(points[:2])["flagged"] is False
+
+
+def test_a_large_job_on_one_ost_is_flagged_with_a_bounded_stripe_count():
+    points = [
+        job("dd.1234", "OST0003", 0),
+        job("dd.1234", "OST0003", 600, write=40 * GIB),
+        # wide job: 40 GiB over 10 OSTs, as warranted
+        *[
+            p
+            for i in range(10)
+            for p in (
+                job("ior.77", f"OST{i:04X}", 0),
+                job("ior.77", f"OST{i:04X}", 600, write=4 * GIB),
+            )
+        ],
+        # small job on one OST: never flagged
+        job("ls.9", "OST0001", 0),
+        job("ls.9", "OST0001", 600, read=GIB),
+    ]
+    (flagged,) = maths.striping(points, filesystem_osts=24)
+    # 40 GiB at 4 GiB a stripe: 10 stripes warranted, the job used 1
+    assert {k: flagged[k] for k in ("jobid", "osts", "bytes", "stripe_count")} == {
+        "jobid": "dd.1234",
+        "osts": 1,
+        "bytes": 40 * GIB,
+        "stripe_count": 10,
+    }
+    assert "lfs setstripe -c 10 <dir>" in flagged["advice"]
+    # a filesystem of 6 OSTs bounds the advice at 6
+    assert maths.striping(points, filesystem_osts=6)[0]["stripe_count"] == 6
+
+
+def test_small_io_share_and_read_write_mix_from_brw_and_ost():
+    def brw(bucket, t, reads, writes, section="disk_io_size"):
+        return make_point(
+            "brw",
+            {
+                "fs": "scratch",
+                "target": "OST0000",
+                "server": "oss01",
+                "section": section,
+                "bucket": bucket,
+            },
+            {"read_ios": reads, "write_ios": writes},
+            t,
+        )
+
+    points = [
+        brw("4K", 0, 0, 0),
+        brw("4K", 60, 30, 10),  # 40 small
+        brw("64K", 0, 0, 0),
+        brw("64K", 60, 0, 20),  # 64K is not below 64K
+        brw("1M", 0, 0, 0),
+        brw("1M", 60, 40, 100),
+        brw("16", 0, 0, 0, "pages_per_bulk_rw"),
+        brw("16", 60, 999, 999, "pages_per_bulk_rw"),
+        ost("oss01", "OST0000", 0),
+        ost("oss01", "OST0000", 60, read=300, write=100),
+    ]
+    sizes = maths.io_sizes(points)
+    assert sizes["section"] == "disk_io_size"
+    assert sizes["small_share"] == pytest.approx(40 / 200)
+    assert sizes["read_share"] == pytest.approx(0.75)
+    assert maths.io_sizes(points, small_io=65 * 1024)["small_share"] == pytest.approx(60 / 200)
+    assert maths.bucket_bytes("pages_per_bulk_rw", "16") == 16 * 4096
+
+
+def test_capacity_forecast_from_a_steady_trend():
+    # 1 point a day: 50 % at day 0, 51 % at day 1, ..., 60 % at day 10
+    points = [
+        ost(
+            "oss01",
+            "OST0000",
+            day * DAY,
+            kbytes_total=1000,
+            kbytes_free=500 - 10 * day,
+            kbytes_avail=500 - 10 * day,
+        )
+        for day in range(11)
+    ]
+    forecast = maths.capacity_forecast(points, warning=80, critical=95)
+    row = forecast["osts"]["scratch-OST0000"]
+    assert row["points_per_day"] == pytest.approx(1.0)
+    # 80 % at day 30, 95 % at day 45
+    assert row["warning_at"] == pytest.approx(30 * DAY)
+    assert row["critical_at"] == pytest.approx(45 * DAY)
+    assert forecast["filesystem"]["warning_at"] == pytest.approx(30 * DAY)
+
+
+def test_a_shrinking_or_slow_fill_is_not_within_a_year():
+    flat = [(0.0, 50.0), (DAY, 50.0)]
+    slow = [(0.0, 10.0), (100 * DAY, 10.1)]
+    assert maths.reaches(flat, 80, now=DAY) is None
+    assert maths.reaches(slow, 80, now=100 * DAY) is None
+    assert maths.reaches(flat, 40, now=DAY) == DAY  # already past it
+    assert math.isclose(maths.linear_fit([(0, 1), (1, 3), (2, 5)])[0], 2.0)
