@@ -28,6 +28,10 @@ start_daemon() {
 portal_answers() { curl -fsS -o /dev/null "http://127.0.0.1:$OSTARA_PORTAL_PORT/accounts/login/"; }
 
 export OSTARA_VIRTUAL_RACK=${OSTARA_VIRTUAL_RACK:-$OSTARA_RUN_DIR/rack}
+# Alert mail goes to the demo's own mail server on loopback; Settings -> Mail shows it.
+export EMAIL_HOST=127.0.0.1 EMAIL_PORT=$OSTARA_SMTP_PORT
+export OSTARA_CAUGHT_MAIL_DIR=$OSTARA_RUN_DIR/mail
+export OSTARA_PORTAL_URL=${OSTARA_PORTAL_URL:-http://127.0.0.1:$OSTARA_PORTAL_PORT}
 rack=$OSTARA_VIRTUAL_RACK
 
 # The sensors provisioning started on the virtual hosts (each host's "unit"), by pid file.
@@ -83,6 +87,8 @@ start)
         done
     fi
     # A workload with something for the analytics to find (simulator/workload.py, "demo").
+    start_daemon mail "$venv/python" -m portal.alerts.mailcatcher \
+        --listen "127.0.0.1:$OSTARA_SMTP_PORT" --maildir "$OSTARA_CAUGHT_MAIL_DIR"
     start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo
     virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
@@ -107,14 +113,14 @@ start)
     echo "Stop it with: make stop   (data is kept in $OSTARA_RUN_DIR)"
     ;;
 stop)
-    for name in portal beat worker; do stop_pid "$pids/$name.pid" "$name"; done
+    for name in portal beat worker mail; do stop_pid "$pids/$name.pid" "$name"; done
     virtual_sensors stop
     stop_pid "$pids/rack.pid" "virtual rack"
     "$OSTARA_HOME/deploy/services.sh" demo stop
     ;;
 status)
     rc=0
-    for name in portal beat worker rack; do
+    for name in portal beat worker rack mail; do
         if pid_alive "$pids/$name.pid"; then echo "$name: running"; else echo "$name: stopped"; rc=1; fi
     done
     "$OSTARA_HOME/deploy/services.sh" demo status || rc=1

@@ -9,7 +9,7 @@ load_profile() {
     # shellcheck disable=SC1090
     source "$OSTARA_HOME/deploy/profiles/$profile.env"
     export OSTARA_RUN_DIR OSTARA_REDIS_PORT OSTARA_INFLUXDB_PORT OSTARA_INFLUXDB_RPC_PORT \
-        OSTARA_PORTAL_PORT
+        OSTARA_PORTAL_PORT OSTARA_SMTP_PORT
     export REDIS_URL="redis://127.0.0.1:$OSTARA_REDIS_PORT/0"
     export INFLUXDB_URL="http://127.0.0.1:$OSTARA_INFLUXDB_PORT"
     export INFLUXDB_DATABASE=${INFLUXDB_DATABASE:-ostara}

@@ -11,12 +11,20 @@ SECTIONS = (
     ("Settings", "health:thresholds"),
 )
 TOOLS = (("API", "api-docs"),)
+# The pages of the Settings section, as tabs on each of them.
+SETTINGS = (("Thresholds", "health:thresholds"), ("Mail", "alerts:mail"))
 
 
 def navigation(request) -> dict:
+    settings_pages = [_entry(request, label, name) for label, name in SETTINGS]
+    sections = [_entry(request, label, name) for label, name in SECTIONS]
+    for entry in sections:
+        if entry["label"] == "Settings":
+            entry["active"] = any(page["active"] for page in settings_pages)
     return {
-        "navigation": [_entry(request, label, name) for label, name in SECTIONS],
+        "navigation": sections,
         "tools": [_entry(request, label, name) for label, name in TOOLS],
+        "settings_pages": settings_pages,
     }
 
 

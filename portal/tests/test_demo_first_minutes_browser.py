@@ -42,6 +42,7 @@ def fresh_demo(tmp_path_factory):
         OSTARA_INFLUXDB_PORT=str(free_port()),
         OSTARA_INFLUXDB_RPC_PORT=str(free_port()),
         OSTARA_PORTAL_PORT=str(free_port()),
+        OSTARA_SMTP_PORT=str(free_port()),
     )
     script = REPO / "deploy" / "demo.sh"
     started = subprocess.run(
