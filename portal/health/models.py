@@ -194,6 +194,11 @@ class StatusChange(models.Model):
     new = models.CharField(max_length=8, choices=Status.choices)
     reasons = models.JSONField(default=list, blank=True)
     at = models.DateTimeField(db_index=True)
+    initial = models.BooleanField(
+        default=False,
+        help_text="the object's first colour in service (it was new or not in service yet), "
+        "not a change of a colour it had",
+    )
     processed = models.BooleanField(default=False, db_index=True)
 
     class Meta:

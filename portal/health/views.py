@@ -20,7 +20,7 @@ from portal import influx
 from portal.accounts.choices import Role
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, StatusChange
-from portal.health.services import charts, check_all
+from portal.health.services import changes, charts, check_all
 from portal.health.services.evaluation import cached_trees, last_checked
 from portal.inventory.models import SSU, Filesystem, Server, Target
 
@@ -71,7 +71,7 @@ def _overview(request) -> dict:
         "errors": counts["red"],
         "warnings": counts["orange"],
         "checked": last_checked(),
-        "changes": StatusChange.objects.all()[:RECENT_CHANGES],
+        "changes": changes.latest(RECENT_CHANGES),
         "refresh_seconds": settings.HEALTH_REFRESH_SECONDS,
     }
 

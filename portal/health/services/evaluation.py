@@ -665,7 +665,14 @@ def store(
 
 def _change(node: rules.Node, old: str, moment) -> StatusChange:
     return StatusChange(
-        kind=node.kind, name=node.name, old=old, new=node.status, reasons=node.reasons, at=moment
+        kind=node.kind,
+        name=node.name,
+        old=old,
+        new=node.status,
+        reasons=node.reasons,
+        at=moment,
+        # Leaving "not in service" (or appearing) is a first colour, not a change back.
+        initial=old in ("", Status.GREY),
     )
 
 
