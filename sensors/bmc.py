@@ -1,7 +1,11 @@
-"""The BMC's sensors (`bmc`): temperatures, fans, power supplies, through `ipmitool sdr`.
+"""The BMC's sensors (`bmc`): temperatures, fans, power supplies, through `ipmitool sensor`
+(or `ipmitool sdr`).
 
-`ipmitool sdr` (= `sdr list`) prints `name | reading | status`; `sdr elist` prints
-`name | id | status | entity | reading`. Both are read. The reading carries its unit
+`ipmitool sensor` prints `name | reading | unit | status | lnr | lcr | lnc | unc | ucr | unr`:
+the reading and the BMC's own thresholds (`na` where it has none); the upper non-critical and
+upper critical ones are kept as `upper_nc` and `upper_cr`, which the health rules prefer to
+their defaults. `ipmitool sdr` (= `sdr list`) prints `name | reading | status`; `sdr elist`
+prints `name | id | status | entity | reading`. All three are read. The reading carries its unit
 (`45 degrees C`, `4200 RPM`, `12.19 Volts`, `220 Watts`) or is a discrete state (`0x01`);
 status is `ok`, `nc`/`cr`/`nr` (non-critical, critical, non-recoverable) or `ns` (no reading:
 an empty slot or a disabled sensor, which is left out rather than reported as a fault).
@@ -43,7 +47,19 @@ def parse_sdr(text: str) -> list[dict]:
     sensors = []
     for row in text.splitlines():
         columns = [column.strip() for column in row.split("|")]
-        if len(columns) == 3:
+        limits: dict[str, float] = {}
+        if len(columns) == 10:
+            name, number, unit, status = columns[:4]
+            reading = f"{number} {unit}" if number.lower() != "na" else "no reading"
+            if number.lower() == "na":
+                status = "ns"
+            elif status.lower().startswith("0x"):
+                status = "ok"  # a discrete sensor's state bits, not a threshold crossed
+            for key, column in (("upper_nc", columns[7]), ("upper_cr", columns[8])):
+                match = _NUMBER_RE.match(column)
+                if match and not match.group(2):
+                    limits[key] = float(match.group(1))
+        elif len(columns) == 3:
             name, reading, status = columns
         elif len(columns) == 5:
             name, _, status, _, reading = columns
@@ -65,6 +81,7 @@ def parse_sdr(text: str) -> list[dict]:
                 "value": value,
                 "ok": 1 if status == "ok" else 0,
                 "status": status,
+                **limits,
             }
         )
     return sensors
@@ -96,4 +113,7 @@ def collect_bmc(rnd: Round, command: str, timeout: float = 20.0) -> None:
         fields: dict = {"ok": sensor["ok"]}
         if sensor["value"] is not None:
             fields["value"] = sensor["value"]
+        for key in ("upper_nc", "upper_cr"):
+            if key in sensor:
+                fields[key] = sensor[key]
         rnd.add("bmc", {"sensor": sensor["name"], "type": sensor["type"]}, fields)

@@ -200,6 +200,7 @@ def cmd_inject(args) -> int:
             controller=args.controller,
             links=args.links,
             pair=args.pair,
+            celsius=args.celsius,
         )
         rack.render()
     print(
@@ -297,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("--drawer", type=int)
     inject.add_argument("--controller", choices=("A", "B"))
     inject.add_argument("--links", type=int, default=1, help="SAS links to pull (all: 0)")
+    inject.add_argument(
+        "--celsius", type=float, help="hot-cpu (default 90), hot-inlet (default 43): the reading"
+    )
     inject.add_argument("--json", action="store_true")
     inject.set_defaults(func=cmd_inject)
 

@@ -20,6 +20,9 @@
   degraded, all stay online.
 - controller-failed (--array --controller A|B): the partner controller serves every volume
   (the array is slower).
+- hot-cpu / hot-inlet (--server, --celsius N): a CPU cooler or the room's cooling fails; the
+  BMC's CPU temperatures read N °C (90 by default), or its inlet air does (43 by default) and
+  every other temperature rises with it.
 
 Each injection gets an id (`f1`, `f2`, ...) and stays active until cleared. Clearing repairs
 the hardware; a server that was fenced rejoins its cluster, and Pacemaker (stickiness) keeps
@@ -43,7 +46,12 @@ KINDS = {
     "drive-failed",
     "drawer-failed",
     "controller-failed",
+    "hot-cpu",
+    "hot-inlet",
 }
+# Which of a BMC's temperatures each overheating failure sets, and to what by default
+# (simulator.commands.ipmitool).
+HEAT = {"hot-cpu": ("cpu", 90.0), "hot-inlet": ("inlet", 43.0)}
 
 
 def _server(rack, name: str | None) -> dict:
@@ -80,6 +88,7 @@ def inject(
     controller: str | None = None,
     links: int = 1,
     pair: str | None = None,
+    celsius: float | None = None,
 ) -> dict:
     if kind not in KINDS:
         raise RackError(f"unknown failure {kind!r}; one of {', '.join(sorted(KINDS))}")
@@ -87,7 +96,16 @@ def inject(
     failure: dict = {"id": f"f{state['next_failure']}", "kind": kind, "time": rack.now}
     affected_pairs: set[str] = set()
 
-    if kind in (
+    if kind in HEAT:
+        host = _server(rack, server)
+        sensor, default = HEAT[kind]
+        failure.update(
+            server=host["hostname"],
+            where=host["hostname"],
+            celsius=default if celsius is None else celsius,
+        )
+        host.setdefault("heat", {})[sensor] = failure["celsius"]
+    elif kind in (
         "server-crash",
         "heartbeat-down",
         "lnet-down",
@@ -259,7 +277,9 @@ def clear(rack, failure_id: str | None) -> list[dict]:
                 # repaired and restarted (it was crashed, or fenced off)
                 operations.power_on(state, host["hostname"], rack.now)
                 host["pacemaker"] = True
-            if kind == "server-crash":
+            if kind in HEAT:
+                host.get("heat", {}).pop(HEAT[kind][0], None)
+            elif kind == "server-crash":
                 host["pacemaker"] = True
             elif kind == "heartbeat-down":
                 host["heartbeat_up"] = True

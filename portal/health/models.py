@@ -17,45 +17,110 @@ from portal.health import rules
 from portal.health.choices import NodeKind, Status
 
 DEFAULTS = rules.Thresholds()
+TEMPERATURE_KINDS = ("cpu", "inlet", "exhaust", "dimm", "psu", "other")
+TEMPERATURE_HELP = {
+    "cpu": 'sensors named like "CPU1 Temp", "Processor", "Package"',
+    "inlet": 'the air going in: "Inlet Temp", "Ambient Temp"',
+    "exhaust": 'the air going out: "Exhaust Temp", "Outlet Temp"',
+    "dimm": 'memory modules: "DIMM A1 Temp"',
+    "psu": 'power supplies: "PS1 Temperature"',
+    "other": "any other temperature sensor (chipset, board, ...)",
+}
 
 
 class HealthSettings(models.Model):
     """The thresholds of the health rules; one row (pk=1), created with the defaults."""
 
     capacity_warning_percent = models.FloatField(
+        "capacity warning (%)",
         default=DEFAULTS.capacity_warning_percent,
         help_text="an OST or the filesystem this full is orange",
     )
     capacity_critical_percent = models.FloatField(
-        default=DEFAULTS.capacity_critical_percent, help_text="this full is red"
+        "capacity critical (%)",
+        default=DEFAULTS.capacity_critical_percent,
+        help_text="this full is red",
     )
-    temperature_warning_c = models.FloatField(
-        default=DEFAULTS.temperature_warning_c, help_text="a BMC temperature this high is orange"
+    temperature_cpu_warning_c = models.FloatField(
+        "CPU warning (°C)",
+        default=DEFAULTS.temperature_cpu_warning_c,
+        help_text=TEMPERATURE_HELP["cpu"],
     )
-    temperature_critical_c = models.FloatField(
-        default=DEFAULTS.temperature_critical_c, help_text="this high is red"
+    temperature_cpu_critical_c = models.FloatField(
+        "CPU critical (°C)", default=DEFAULTS.temperature_cpu_critical_c
+    )
+    temperature_inlet_warning_c = models.FloatField(
+        "inlet air warning (°C)",
+        default=DEFAULTS.temperature_inlet_warning_c,
+        help_text=TEMPERATURE_HELP["inlet"],
+    )
+    temperature_inlet_critical_c = models.FloatField(
+        "inlet air critical (°C)", default=DEFAULTS.temperature_inlet_critical_c
+    )
+    temperature_exhaust_warning_c = models.FloatField(
+        "exhaust air warning (°C)",
+        default=DEFAULTS.temperature_exhaust_warning_c,
+        help_text=TEMPERATURE_HELP["exhaust"],
+    )
+    temperature_exhaust_critical_c = models.FloatField(
+        "exhaust air critical (°C)", default=DEFAULTS.temperature_exhaust_critical_c
+    )
+    temperature_dimm_warning_c = models.FloatField(
+        "DIMM warning (°C)",
+        default=DEFAULTS.temperature_dimm_warning_c,
+        help_text=TEMPERATURE_HELP["dimm"],
+    )
+    temperature_dimm_critical_c = models.FloatField(
+        "DIMM critical (°C)", default=DEFAULTS.temperature_dimm_critical_c
+    )
+    temperature_psu_warning_c = models.FloatField(
+        "power supply warning (°C)",
+        default=DEFAULTS.temperature_psu_warning_c,
+        help_text=TEMPERATURE_HELP["psu"],
+    )
+    temperature_psu_critical_c = models.FloatField(
+        "power supply critical (°C)", default=DEFAULTS.temperature_psu_critical_c
+    )
+    temperature_other_warning_c = models.FloatField(
+        "other warning (°C)",
+        default=DEFAULTS.temperature_other_warning_c,
+        help_text=TEMPERATURE_HELP["other"],
+    )
+    temperature_other_critical_c = models.FloatField(
+        "other critical (°C)", default=DEFAULTS.temperature_other_critical_c
     )
     cpu_idle_warning_percent = models.FloatField(
-        default=DEFAULTS.cpu_idle_warning_percent, help_text="CPU idle below this is orange"
+        "CPU idle warning (%)",
+        default=DEFAULTS.cpu_idle_warning_percent,
+        help_text="CPU idle below this is orange",
     )
     cpu_idle_critical_percent = models.FloatField(
-        default=DEFAULTS.cpu_idle_critical_percent, help_text="CPU idle below this is red"
+        "CPU idle critical (%)",
+        default=DEFAULTS.cpu_idle_critical_percent,
+        help_text="CPU idle below this is red",
     )
     memory_available_warning_percent = models.FloatField(
+        "available memory warning (%)",
         default=DEFAULTS.memory_available_warning_percent,
         help_text="available memory below this share is orange",
     )
     memory_available_critical_percent = models.FloatField(
-        default=DEFAULTS.memory_available_critical_percent, help_text="below this is red"
+        "available memory critical (%)",
+        default=DEFAULTS.memory_available_critical_percent,
+        help_text="below this is red",
     )
     ost_fill_spread_warning_percent = models.FloatField(
+        "OST fill spread warning (points)",
         default=DEFAULTS.ost_fill_spread_warning_percent,
         help_text="fullest minus emptiest OST, in points; Lustre's qos_threshold_rr is 17",
     )
     ost_fill_spread_critical_percent = models.FloatField(
-        default=DEFAULTS.ost_fill_spread_critical_percent, help_text="this spread is red"
+        "OST fill spread critical (points)",
+        default=DEFAULTS.ost_fill_spread_critical_percent,
+        help_text="this spread is red",
     )
     sensor_silence_seconds = models.FloatField(
+        "sensor silent after (s)",
         default=DEFAULTS.sensor_silence_seconds,
         help_text="a server whose sensor sent nothing for this long is red (3 intervals or more)",
     )
@@ -64,7 +129,10 @@ class HealthSettings(models.Model):
     # (warning, critical, higher is worse)
     PAIRS = (
         ("capacity_warning_percent", "capacity_critical_percent", True),
-        ("temperature_warning_c", "temperature_critical_c", True),
+        *(
+            (f"temperature_{kind}_warning_c", f"temperature_{kind}_critical_c", True)
+            for kind in TEMPERATURE_KINDS
+        ),
         ("cpu_idle_warning_percent", "cpu_idle_critical_percent", False),
         ("memory_available_warning_percent", "memory_available_critical_percent", False),
         ("ost_fill_spread_warning_percent", "ost_fill_spread_critical_percent", True),
@@ -93,15 +161,48 @@ class HealthSettings(models.Model):
                 ),
                 name="%(app_label)s_%(class)s_capacity_warning_below_critical",
             ),
-            models.CheckConstraint(
-                condition=models.Q(temperature_warning_c__lt=models.F("temperature_critical_c")),
-                name="%(app_label)s_%(class)s_temperature_warning_below_critical",
+            *(
+                models.CheckConstraint(
+                    condition=models.Q(
+                        **{
+                            f"temperature_{kind}_warning_c__lt": models.F(
+                                f"temperature_{kind}_critical_c"
+                            )
+                        }
+                    ),
+                    name=f"%(app_label)s_%(class)s_{kind}_temperature_warning_below_critical",
+                )
+                for kind in TEMPERATURE_KINDS
             ),
             models.CheckConstraint(
                 condition=models.Q(sensor_silence_seconds__gt=0),
                 name="%(app_label)s_%(class)s_silence_positive",
             ),
         ]
+
+    # The thresholds page shows the fields in these groups.
+    GROUPS = (
+        ("Capacity", ("capacity_warning_percent", "capacity_critical_percent")),
+        (
+            "Temperatures, where the BMC reports no thresholds of its own",
+            tuple(
+                f"temperature_{kind}_{level}_c"
+                for kind in TEMPERATURE_KINDS
+                for level in ("warning", "critical")
+            ),
+        ),
+        (
+            "CPU and memory",
+            (
+                "cpu_idle_warning_percent",
+                "cpu_idle_critical_percent",
+                "memory_available_warning_percent",
+                "memory_available_critical_percent",
+            ),
+        ),
+        ("OST balance", ("ost_fill_spread_warning_percent", "ost_fill_spread_critical_percent")),
+        ("Sensors", ("sensor_silence_seconds",)),
+    )
 
     def __str__(self) -> str:
         return "Health thresholds"

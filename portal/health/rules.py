@@ -54,8 +54,25 @@ class Thresholds:
 
     capacity_warning_percent: float = 80.0
     capacity_critical_percent: float = 95.0
-    temperature_warning_c: float = 60.0
-    temperature_critical_c: float = 80.0
+    # Temperatures by the kind of sensor, as BMCs name them (``temperature_kind``). A BMC's own
+    # thresholds, when it reports them, come first. Defaults from server vendors' BMC
+    # documentation: Dell iDRAC's system-board inlet warns at 42 °C and fails at 47 °C, its
+    # exhaust at 70/75 °C; Intel and AMD server CPUs throttle near 95-100 °C (BMCs warn a few
+    # degrees below); JEDEC rates DDR4/DDR5 DIMMs for 85 °C normal and 95 °C extended; power
+    # supplies are rated for 50-60 °C of their own intake. The inlet default is stricter than
+    # iDRAC's, toward ASHRAE's 35 °C recommended maximum.
+    temperature_cpu_warning_c: float = 85.0
+    temperature_cpu_critical_c: float = 95.0
+    temperature_inlet_warning_c: float = 40.0
+    temperature_inlet_critical_c: float = 45.0
+    temperature_exhaust_warning_c: float = 70.0
+    temperature_exhaust_critical_c: float = 75.0
+    temperature_dimm_warning_c: float = 85.0
+    temperature_dimm_critical_c: float = 95.0
+    temperature_psu_warning_c: float = 65.0
+    temperature_psu_critical_c: float = 75.0
+    temperature_other_warning_c: float = 75.0
+    temperature_other_critical_c: float = 90.0
     # Lower is worse for these two: a busy CPU, little free memory.
     cpu_idle_warning_percent: float = 10.0
     cpu_idle_critical_percent: float = 2.0
@@ -113,6 +130,49 @@ class BmcReading:
     type: str  # temperature, fan, power, ...
     value: float | None
     ok: bool
+    # The BMC's own upper non-critical and critical thresholds, when it reports them.
+    upper_nc: float | None = None
+    upper_cr: float | None = None
+
+
+# Kinds of temperature sensor, by the words BMCs use in their names; the first match wins.
+TEMPERATURE_KINDS = (
+    ("inlet", ("inlet", "ambient", "intake", "front panel")),
+    ("exhaust", ("exhaust", "outlet")),
+    ("dimm", ("dimm", "memory", "mem ")),
+    ("psu", ("ps1", "ps2", "psu", "power supply", "pwr supply")),
+    ("cpu", ("cpu", "processor", "proc ", "socket", "core", "package")),
+)
+TEMPERATURE_LABELS = {
+    "cpu": "CPU",
+    "inlet": "inlet air",
+    "exhaust": "exhaust air",
+    "dimm": "DIMM",
+    "psu": "power supply",
+    "other": "other",
+}
+
+
+def temperature_kind(sensor: str) -> str:
+    """``cpu``, ``inlet``, ``exhaust``, ``dimm``, ``psu`` or ``other`` for a BMC sensor name
+    such as "CPU1 Temp", "Inlet Temp", "DIMM A1 Temp" or "PS1 Temperature"."""
+    name = f" {sensor.lower()} "
+    for kind, words in TEMPERATURE_KINDS:
+        if any(word in name for word in words):
+            return kind
+    return "other"
+
+
+def temperature_limits(reading: BmcReading, limits: Thresholds) -> tuple[float, float, str]:
+    """Warning and critical level of one temperature reading, and whose they are."""
+    kind = temperature_kind(reading.sensor)
+    warning = getattr(limits, f"temperature_{kind}_warning_c")
+    critical = getattr(limits, f"temperature_{kind}_critical_c")
+    if reading.upper_nc is not None or reading.upper_cr is not None:
+        warning = reading.upper_nc if reading.upper_nc is not None else warning
+        critical = reading.upper_cr if reading.upper_cr is not None else critical
+        return warning, max(warning, critical), "the BMC's threshold"
+    return warning, critical, f"the {TEMPERATURE_LABELS[kind]} threshold"
 
 
 @dataclass
@@ -534,13 +594,14 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
         if reading.type == "temperature" and reading.value is not None:
             if hottest is None or reading.value > hottest.value:
                 hottest = reading
+            warning, critical, whose = temperature_limits(reading, limits)
             _threshold_high(
                 node,
                 reading.value,
-                limits.temperature_warning_c,
-                limits.temperature_critical_c,
-                lambda level, limit, r=reading: (
-                    f"{r.sensor} at {r.value:g} °C ({level} at {limit:g} °C)"
+                warning,
+                critical,
+                lambda level, limit, r=reading, whose=whose: (
+                    f"{r.sensor} at {r.value:g} °C ({level} at {limit:g} °C, {whose})"
                 ),
             )
         elif not reading.ok:

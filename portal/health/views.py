@@ -274,7 +274,12 @@ def thresholds(request):
     if not can_change:
         for field in form.fields.values():
             field.disabled = True
-    return render(request, "health/thresholds.html", {"form": form, "can_change": can_change})
+    groups = [(title, [form[name] for name in names]) for title, names in HealthSettings.GROUPS]
+    return render(
+        request,
+        "health/thresholds.html",
+        {"form": form, "groups": groups, "can_change": can_change},
+    )
 
 
 # --- chart data -------------------------------------------------------------------------------

@@ -122,3 +122,32 @@ def test_a_broken_array_tool_is_reported(tmp_path):
     rnd, points = collect_root(tmp_path / "empty", TS, array_command=command)
     assert rnd.errors == 1
     assert points_of(points, "array") == []
+
+
+# `ipmitool sensor`: the reading, its unit, its status and the BMC's six thresholds (the
+# printed lines are longer than this file's limit).
+SENSOR_LIST = """\
+Inlet Temp       | 23.000     | degrees C  | ok    | na         | -7.000     | 3.000      | 42.000     | 47.000     | na
+CPU1 Temp        | 89.000     | degrees C  | nc    | na         | na         | na         | 88.000     | 93.000     | na
+Fan1             | 5880.000   | RPM        | ok    | na         | 600.000    | na         | na         | na         | na
+PS1 Status       | 0x1        | discrete   | 0x0100| na         | na         | na         | na         | na         | na
+DIMM B2 Temp     | na         | degrees C  | na    | na         | na         | na         | 85.000     | 95.000     | na
+"""
+
+
+def test_sensor_list_keeps_the_bmc_thresholds(tmp_path):
+    command = fake_command(tmp_path, "ipmitool", SENSOR_LIST)
+    rnd, points = collect_root(tmp_path, TS, bmc_command=f"{command} sensor")
+    assert rnd.errors == 0
+    inlet = one(points, "bmc", sensor="Inlet Temp")
+    assert inlet.tags["type"] == "temperature"
+    assert inlet.fields == {"ok": 1, "value": 23.0, "upper_nc": 42.0, "upper_cr": 47.0}
+    assert one(points, "bmc", sensor="CPU1 Temp").fields == {
+        "ok": 0,
+        "value": 89.0,
+        "upper_nc": 88.0,
+        "upper_cr": 93.0,
+    }
+    assert one(points, "bmc", sensor="Fan1").fields == {"ok": 1, "value": 5880.0}
+    assert one(points, "bmc", sensor="PS1 Status").fields == {"ok": 1}
+    assert points_of(points, "bmc", sensor="DIMM B2 Temp") == []  # no reading

@@ -25,7 +25,7 @@ def test_the_example_config_loads():
     assert config.static_tags() == {"ssu": "ssu01", "pair": "ssu01", "server": "oss01"}
     assert config.influxdb_url == "http://mgmt01:8086"
     assert config.spool_dir == "/var/lib/ostara-sensor/spool"
-    assert config.bmc_command == "ipmitool sdr"
+    assert config.bmc_command == "ipmitool sensor"
     assert config.array_command == ""
 
 

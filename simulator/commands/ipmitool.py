@@ -24,35 +24,55 @@ LOCAL_ERROR = (
 )
 
 
-def _sensors(server: dict, util: float) -> list[tuple[str, float, str, str, tuple]]:
-    """(name, value, unit, status, (lnr, lcr, lnc, unc, ucr, unr)) of one server's BMC."""
+def _sensors(server: dict, util: float) -> list[tuple[str, float, str, tuple]]:
+    """(name, value, unit, (lnr, lcr, lnc, unc, ucr, unr)) of one server's BMC.
+
+    Readings as a 2-socket server reports them at rest (util 0) and busy (util 1): inlet air
+    near 22 °C, CPUs 38 to 72 °C, DIMMs 30 to 52 °C, exhaust 30 to 48 °C, power supplies 28 to
+    45 °C; thresholds as such BMCs print them. ``heat`` holds what an injected fault sets: the
+    CPUs' temperature, or the inlet air's, which warms everything behind it.
+    """
     on = server["power"] == "on"
-    cpu = 38.0 + 34.0 * util if on else 0.0
+    heat = server.get("heat", {})
+    inlet = heat.get("inlet", 22.0)
+    cpu = heat.get("cpu", 38.0 + 34.0 * util + inlet - 22.0)
+
+    def reading(value: float) -> float:
+        return value if on else 0.0
+
     return [
-        ("Inlet Temp", 22.0 if on else 0.0, "degrees C", (None, -7.0, 3.0, 42.0, 47.0, None)),
-        ("CPU1 Temp", cpu, "degrees C", (None, None, None, 88.0, 93.0, None)),
-        ("CPU2 Temp", cpu - 2.0 if on else 0.0, "degrees C", (None, None, None, 88.0, 93.0, None)),
+        ("Inlet Temp", reading(inlet), "degrees C", (None, -7.0, 3.0, 42.0, 47.0, None)),
         (
-            "Fan1",
-            5400.0 + 3600.0 * util if on else 0.0,
-            "RPM",
-            (None, 600.0, None, None, None, None),
+            "Exhaust Temp",
+            reading(inlet + 8.0 + 18.0 * util),
+            "degrees C",
+            (None, None, None, 70.0, 75.0, None),
+        ),
+        ("CPU1 Temp", reading(cpu), "degrees C", (None, None, None, 88.0, 93.0, None)),
+        ("CPU2 Temp", reading(cpu - 2.0), "degrees C", (None, None, None, 88.0, 93.0, None)),
+        (
+            "DIMM A1 Temp",
+            reading(inlet + 8.0 + 22.0 * util),
+            "degrees C",
+            (None, None, None, 85.0, 95.0, None),
         ),
         (
-            "Fan2",
-            5520.0 + 3600.0 * util if on else 0.0,
-            "RPM",
-            (None, 600.0, None, None, None, None),
+            "PS1 Temperature",
+            reading(inlet + 6.0 + 17.0 * util),
+            "degrees C",
+            (None, None, None, 65.0, 75.0, None),
         ),
+        ("Fan1", reading(5400.0 + 3600.0 * util), "RPM", (None, 600.0, None, None, None, None)),
+        ("Fan2", reading(5520.0 + 3600.0 * util), "RPM", (None, 600.0, None, None, None, None)),
         (
             "PSU1 Power",
-            260.0 + 380.0 * util if on else 0.0,
+            reading(260.0 + 380.0 * util),
             "Watts",
             (None, None, None, 900.0, 980.0, None),
         ),
         (
             "PSU2 Power",
-            250.0 + 370.0 * util if on else 0.0,
+            reading(250.0 + 370.0 * util),
             "Watts",
             (None, None, None, 900.0, 980.0, None),
         ),
@@ -62,9 +82,11 @@ def _sensors(server: dict, util: float) -> list[tuple[str, float, str, str, tupl
 def _status(value: float, limits: tuple, on: bool) -> str:
     if not on:
         return "ns"
-    _lnr, lcr, _lnc, _unc, ucr, _unr = limits
+    _lnr, lcr, lnc, unc, ucr, _unr = limits
     if (ucr is not None and value >= ucr) or (lcr is not None and value <= lcr):
         return "cr"
+    if (unc is not None and value >= unc) or (lnc is not None and value <= lnc):
+        return "nc"
     return "ok"
 
 

@@ -86,7 +86,7 @@ def metric_statements(silence_seconds: float) -> dict[str, str]:
         f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
         "bmc_seen": "SELECT last(ok) FROM bmc "
         f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "bmc": f"SELECT value, ok FROM bmc WHERE time > now() - {short}s "
+        "bmc": f"SELECT value, ok, upper_nc, upper_cr FROM bmc WHERE time > now() - {short}s "
         "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
         "ost": "SELECT kbytes_total, kbytes_free, kbytes_avail FROM ost "
         f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
@@ -340,6 +340,8 @@ def _server_facts(
                 type=point.get("type", "other"),
                 value=point.get("value"),
                 ok=point.get("ok", 1) != 0,
+                upper_nc=point.get("upper_nc"),
+                upper_cr=point.get("upper_cr"),
             )
         )
     return server

@@ -72,13 +72,10 @@ def virtual_rack(tmp_path):
 
 def virtual_rack_thresholds():
     """What an administrator of the virtual rack sets: a sensor silent for three of its
-    intervals is silent; its busy CPUs run at 60-65 °C (the virtual BMC's model, whose own
-    non-critical limit is 88 °C), so the temperature warning starts at 70 °C, not 60."""
+    intervals is silent (the temperatures keep their defaults and the BMC's own limits)."""
     from portal.health.models import HealthSettings
 
     row = HealthSettings.load()
     row.sensor_silence_seconds = 3 * SENSOR_INTERVAL + 1
-    row.temperature_warning_c = 70
-    row.temperature_critical_c = 85
     row.full_clean()
     row.save()

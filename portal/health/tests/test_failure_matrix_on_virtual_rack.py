@@ -1,9 +1,9 @@
-"""The twelve rows of the failure matrix (DESIGN.md §2), injected one at a time with the
-simulator on one clustered virtual rack whose servers run the product's sensor agent: each
-gives the matrix's colours through GET /api/v1/health/, with reasons that name the cause as the
-servers' own tools report it (corosync's heartbeat, LNet, the multipath SAS paths, the BMC's
-chassis power, drives, controllers), and each clears back to green, after the operator's
-failback where Pacemaker moved targets."""
+"""The twelve rows of the failure matrix (DESIGN.md §2), and a hot CPU and a hot room, injected
+one at a time with the simulator on one clustered virtual rack whose servers run the product's
+sensor agent: each gives the matrix's colours through GET /api/v1/health/, with reasons that
+name the cause as the servers' own tools report it (corosync's heartbeat, LNet, the multipath
+SAS paths, the BMC's chassis power and temperatures, drives, controllers), and each clears back
+to green, after the operator's failback where Pacemaker moved targets."""
 
 from __future__ import annotations
 
@@ -115,6 +115,31 @@ ROWS = [
         "controller-failed",
         {"array": "ssu01-b", "controller": "B"},
         {("array", "ssu01-b"): ("orange", "controller B has failed"), ("ssu", "ssu01"): "orange"},
+        False,
+    ),
+    # Not rows of the matrix, but what a BMC sees: a CPU whose cooler failed and a hot room,
+    # each orange at the threshold of its kind of sensor (here the BMC's own).
+    (
+        "hot-cpu",
+        {"server": "oss01", "celsius": 90},
+        {
+            ("server", "oss01"): (
+                "orange",
+                "CPU1 Temp at 90 °C (warning at 88 °C, the BMC's threshold)",
+            ),
+            ("target", "scratch-OST0000"): "green",
+        },
+        False,
+    ),
+    (
+        "hot-inlet",
+        {"server": "oss02", "celsius": 43},
+        {
+            ("server", "oss02"): (
+                "orange",
+                "Inlet Temp at 43 °C (warning at 42 °C, the BMC's threshold)",
+            )
+        },
         False,
     ),
 ]

@@ -127,8 +127,11 @@ def test_an_admin_changes_the_thresholds_and_the_next_evaluation_uses_them(
         for field in (
             "capacity_warning_percent",
             "capacity_critical_percent",
-            "temperature_warning_c",
-            "temperature_critical_c",
+            *(
+                f"temperature_{kind}_{level}_c"
+                for kind in ("cpu", "inlet", "exhaust", "dimm", "psu", "other")
+                for level in ("warning", "critical")
+            ),
             "cpu_idle_warning_percent",
             "cpu_idle_critical_percent",
             "memory_available_warning_percent",

@@ -300,14 +300,50 @@ def test_changed_capacity_thresholds_change_the_colour():
     assert found[("target", "scratch-OST0000")].reasons == ["50.0 % full (critical at 45 %)"]
 
 
-@pytest.mark.parametrize(("celsius", "status"), [(59, GREEN), (60, ORANGE), (80, RED)])
-def test_temperatures_are_orange_from_60_and_red_from_80_celsius(celsius, status):
+@pytest.mark.parametrize(("celsius", "status"), [(84, GREEN), (85, ORANGE), (95, RED)])
+def test_cpu_temperatures_are_orange_from_85_and_red_from_95_celsius(celsius, status):
     rack = make_rack()
     server(rack, "oss01").bmc_readings[0].value = celsius
     node = nodes(rack)[("server", "oss01")]
     assert node.status == status
     if status != GREEN:
-        assert node.reasons[0].startswith(f"CPU1 Temp at {celsius} °C")
+        level, limit = ("warning", 85) if status == ORANGE else ("critical", 95)
+        assert node.reasons[0] == (
+            f"CPU1 Temp at {celsius} °C ({level} at {limit} °C, the CPU threshold)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("sensor", "kind"),
+    [
+        ("CPU1 Temp", "cpu"),
+        ("Processor 2 Temp", "cpu"),
+        ("Inlet Temp", "inlet"),
+        ("System Board Inlet Temp", "inlet"),
+        ("Ambient", "inlet"),
+        ("Exhaust Temp", "exhaust"),
+        ("DIMM A1 Temp", "dimm"),
+        ("PS1 Temperature", "psu"),
+        ("PCH Temp", "other"),
+    ],
+)
+def test_temperature_sensors_are_classified_by_their_bmc_names(sensor, kind):
+    assert rules.temperature_kind(sensor) == kind
+
+
+def test_an_inlet_is_hot_far_below_a_cpu_and_a_bmc_threshold_comes_first():
+    rack = make_rack()
+    readings = server(rack, "oss01").bmc_readings
+    readings.append(rules.BmcReading("Inlet Temp", "temperature", 41, True))
+    node = nodes(rack)[("server", "oss01")]
+    assert node.status == ORANGE
+    assert node.reasons == ["Inlet Temp at 41 °C (warning at 40 °C, the inlet air threshold)"]
+    readings[-1].upper_nc, readings[-1].upper_cr = 42.0, 47.0
+    assert nodes(rack)[("server", "oss01")].status == GREEN
+    readings[0].value, readings[0].upper_nc, readings[0].upper_cr = 90, 88.0, 93.0
+    assert nodes(rack)[("server", "oss01")].reasons == [
+        "CPU1 Temp at 90 °C (warning at 88 °C, the BMC's threshold)"
+    ]
 
 
 def test_a_busy_cpu_and_short_memory_are_warnings_then_critical():

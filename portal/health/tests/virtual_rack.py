@@ -189,7 +189,7 @@ class VirtualRack:
                     database=database,
                     timeout=5.0,
                     spool_dir=str(spool / host),
-                    bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sdr",
+                    bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sensor",
                     bmc_timeout=10.0,
                     array_smcli=str(self.root / "hosts" / host / "bin" / "SMcli"),
                     array_names=tuple(arrays),
