@@ -143,9 +143,9 @@ def _field_value(text: str) -> int | float | str | bool:
         raise LineError(f"not a field value: {text!r}") from None
 
 
-def _sections(text: str) -> list[str]:
-    """The space-separated sections of a line, minding escapes and quoted strings."""
-    sections, current, escaped, quoted = [], [], False, False
+def _split_outside_quotes(text: str, separator: str) -> list[str]:
+    """Split on ``separator`` outside quoted string values, minding backslash escapes."""
+    parts, current, escaped, quoted = [], [], False, False
     for char in text:
         if escaped:
             escaped = False
@@ -153,13 +153,13 @@ def _sections(text: str) -> list[str]:
             escaped = True
         elif char == '"':
             quoted = not quoted
-        elif char == " " and not quoted:
-            sections.append("".join(current))
+        elif char == separator and not quoted:
+            parts.append("".join(current))
             current = []
             continue
         current.append(char)
-    sections.append("".join(current))
-    return [section for section in sections if section]
+    parts.append("".join(current))
+    return parts
 
 
 def decode(
@@ -167,7 +167,7 @@ def decode(
 ) -> tuple[str, dict[str, str], dict[str, int | float | str | bool], int | None]:
     """One line back into (measurement, tags, fields, timestamp or None); the inverse of
     ``series`` and ``line``, as InfluxDB and ``influx_inspect export -lponly`` write it."""
-    sections = _sections(text.strip())
+    sections = [part for part in _split_outside_quotes(text.strip(), " ") if part]
     if len(sections) not in (2, 3):
         raise LineError("expected: measurement[,tags] fields [timestamp]")
     head = _split_unescaped(sections[0], ",")
@@ -181,7 +181,7 @@ def decode(
             raise LineError(f"not a tag: {pair!r}")
         tags[key] = value
     fields = {}
-    for pair in _split_fields(sections[1]):
+    for pair in _split_outside_quotes(sections[1], ","):
         key, equals, value = _split_pair(pair)
         if not equals or not key or not value:
             raise LineError(f"not a field: {pair!r}")
@@ -200,22 +200,3 @@ def _split_pair(text: str) -> tuple[str, str, str]:
     if len(parts) < 2:
         return text, "", ""
     return parts[0], "=", "=".join(parts[1:])
-
-
-def _split_fields(text: str) -> list[str]:
-    """Field pairs split on commas outside quoted string values."""
-    pairs, current, escaped, quoted = [], [], False, False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif char == "," and not quoted:
-            pairs.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    pairs.append("".join(current))
-    return pairs

@@ -17,7 +17,7 @@ from portal.health import rules
 from portal.health.choices import NodeKind, Status
 
 DEFAULTS = rules.Thresholds()
-TEMPERATURE_KINDS = ("cpu", "inlet", "exhaust", "dimm", "psu", "other")
+TEMPERATURE_KINDS = tuple(rules.TEMPERATURE_LABELS)  # cpu, inlet, exhaust, dimm, psu, other
 TEMPERATURE_HELP = {
     "cpu": 'sensors named like "CPU1 Temp", "Processor", "Package"',
     "inlet": 'the air going in: "Inlet Temp", "Ambient Temp"',
@@ -41,54 +41,7 @@ class HealthSettings(models.Model):
         default=DEFAULTS.capacity_critical_percent,
         help_text="this full is red",
     )
-    temperature_cpu_warning_c = models.FloatField(
-        "CPU warning (°C)",
-        default=DEFAULTS.temperature_cpu_warning_c,
-        help_text=TEMPERATURE_HELP["cpu"],
-    )
-    temperature_cpu_critical_c = models.FloatField(
-        "CPU critical (°C)", default=DEFAULTS.temperature_cpu_critical_c
-    )
-    temperature_inlet_warning_c = models.FloatField(
-        "inlet air warning (°C)",
-        default=DEFAULTS.temperature_inlet_warning_c,
-        help_text=TEMPERATURE_HELP["inlet"],
-    )
-    temperature_inlet_critical_c = models.FloatField(
-        "inlet air critical (°C)", default=DEFAULTS.temperature_inlet_critical_c
-    )
-    temperature_exhaust_warning_c = models.FloatField(
-        "exhaust air warning (°C)",
-        default=DEFAULTS.temperature_exhaust_warning_c,
-        help_text=TEMPERATURE_HELP["exhaust"],
-    )
-    temperature_exhaust_critical_c = models.FloatField(
-        "exhaust air critical (°C)", default=DEFAULTS.temperature_exhaust_critical_c
-    )
-    temperature_dimm_warning_c = models.FloatField(
-        "DIMM warning (°C)",
-        default=DEFAULTS.temperature_dimm_warning_c,
-        help_text=TEMPERATURE_HELP["dimm"],
-    )
-    temperature_dimm_critical_c = models.FloatField(
-        "DIMM critical (°C)", default=DEFAULTS.temperature_dimm_critical_c
-    )
-    temperature_psu_warning_c = models.FloatField(
-        "power supply warning (°C)",
-        default=DEFAULTS.temperature_psu_warning_c,
-        help_text=TEMPERATURE_HELP["psu"],
-    )
-    temperature_psu_critical_c = models.FloatField(
-        "power supply critical (°C)", default=DEFAULTS.temperature_psu_critical_c
-    )
-    temperature_other_warning_c = models.FloatField(
-        "other warning (°C)",
-        default=DEFAULTS.temperature_other_warning_c,
-        help_text=TEMPERATURE_HELP["other"],
-    )
-    temperature_other_critical_c = models.FloatField(
-        "other critical (°C)", default=DEFAULTS.temperature_other_critical_c
-    )
+    # temperature_<kind>_warning_c and _critical_c for each kind of sensor: added below.
     cpu_idle_warning_percent = models.FloatField(
         "CPU idle warning (%)",
         default=DEFAULTS.cpu_idle_warning_percent,
@@ -239,6 +192,24 @@ class HealthSettings(models.Model):
         return rules.Thresholds(
             **{f.name: float(getattr(self, f.name)) for f in fields(rules.Thresholds)}
         )
+
+
+for _kind in TEMPERATURE_KINDS:
+    HealthSettings.add_to_class(
+        f"temperature_{_kind}_warning_c",
+        models.FloatField(
+            f"{rules.TEMPERATURE_LABELS[_kind]} warning (°C)",
+            default=getattr(DEFAULTS, f"temperature_{_kind}_warning_c"),
+            help_text=TEMPERATURE_HELP[_kind],
+        ),
+    )
+    HealthSettings.add_to_class(
+        f"temperature_{_kind}_critical_c",
+        models.FloatField(
+            f"{rules.TEMPERATURE_LABELS[_kind]} critical (°C)",
+            default=getattr(DEFAULTS, f"temperature_{_kind}_critical_c"),
+        ),
+    )
 
 
 class HealthStatus(models.Model):
