@@ -61,17 +61,62 @@ def available_policies() -> set[str]:
 
 
 def source_for(range_seconds: int, policies: set[str] | None = None) -> Source:
+    return sources_for(range_seconds, policies)[0]
+
+
+def sources_for(range_seconds: int, policies: set[str] | None = None) -> list[Source]:
+    """Where a range's points are looked for, best first: the policy that fits the range,
+    then the finer ones. Young data is only in the finer policies (a continuous query fills
+    the hour's means at the end of each hour), so a chart falls back to them rather than show
+    nothing while the data exists."""
     policies = available_policies() if policies is None else policies
     if range_seconds <= RAW_UP_TO_SECONDS:
-        policy, base = None, 10
+        wanted = [(None, 10)]
     elif range_seconds <= MINUTE_UP_TO_SECONDS:
-        policy, base = MINUTE_POLICY, 60
+        wanted = [(MINUTE_POLICY, 60), (None, 10)]
     else:
-        policy, base = HOUR_POLICY, 3600
-    if policy is not None and policy not in policies:
-        policy, base = None, 10  # not set up (yet): the raw points, thinned by a wider step
-    wanted = max(base, range_seconds // POINTS_PER_CHART)
-    return Source(policy, -(-wanted // base) * base)
+        wanted = [(HOUR_POLICY, 3600), (MINUTE_POLICY, 60), (None, 10)]
+    # A policy not set up (yet) is skipped: the raw points, thinned by a wider step.
+    usable = [(policy, base) for policy, base in wanted if policy is None or policy in policies]
+    step_wanted = range_seconds // POINTS_PER_CHART
+    return [
+        Source(policy, -(-max(base, step_wanted) // base) * base) for policy, base in usable
+    ]
+
+
+def _first_with_points(
+    range_seconds: int, statement, probe: tuple[str, str]
+) -> tuple[list[dict], Source]:
+    """Run ``statement(source)`` on the range's sources in turn until one has points.
+
+    Data younger than the range is drawn with a step that fits its age: a rate needs two
+    buckets, and a 90-day chart's 9-hour buckets hold an hour-old rack in one. ``probe`` is a
+    (measurement, field) whose oldest point in the range tells that age.
+    """
+    for source in sources_for(range_seconds):
+        (points,) = influx.query_tagged([statement(source)], epoch="s")
+        if points:
+            return points, source
+        age = _age_of_data(source, probe, range_seconds)
+        if age is not None and age < range_seconds / 2:
+            base = {None: 10, MINUTE_POLICY: 60, HOUR_POLICY: 3600}[source.policy]
+            wanted = max(base, int(age) // POINTS_PER_CHART)
+            young = Source(source.policy, -(-wanted // base) * base)
+            (points,) = influx.query_tagged([statement(young)], epoch="s")
+            if points:
+                return points, young
+    return [], source_for(range_seconds)
+
+
+def _age_of_data(source: Source, probe: tuple[str, str], range_seconds: int) -> float | None:
+    """Seconds since the oldest point of the probe within the range, in that source."""
+    measurement, field = probe
+    statement = (
+        f"SELECT first({source.field(field)}) FROM {source.measurement(measurement)} "
+        f"WHERE {_window(range_seconds)}"
+    )
+    (points,) = influx.query_tagged([statement], epoch="s")
+    return time.time() - points[0]["time"] if points else None
 
 
 def range_seconds(label: str | None) -> int:
@@ -128,24 +173,24 @@ def _rates(
 
     ``fields`` maps a chart series name to a counter field.
     """
-    source = source_for(seconds)
-    step = source.step
     quote = influx.quote_identifier
-    inner = ", ".join(
-        f"non_negative_derivative(last({source.field(field)}), 1s) AS {quote(name)}"
-        for name, field in fields.items()
+    outer = ", ".join(f"sum({quote(name)}) AS {quote(name)}" for name in fields)
+
+    def statement(source: Source) -> str:
+        inner = ", ".join(
+            f"non_negative_derivative(last({source.field(field)}), 1s) AS {quote(name)}"
+            for name, field in fields.items()
+        )
+        return (
+            f"SELECT {outer} FROM (SELECT {inner} FROM {source.measurement(measurement)} "
+            f"WHERE {scope.where} AND {_window(seconds + source.step)} "
+            f"GROUP BY time({source.step}s), {per_series}) "
+            f"WHERE {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
+        )
+
+    points, source = _first_with_points(
+        seconds, statement, (measurement, next(iter(fields.values())))
     )
-    outer = ", ".join(
-        f"sum({influx.quote_identifier(name)}) AS {influx.quote_identifier(name)}"
-        for name in fields
-    )
-    statement = (
-        f"SELECT {outer} FROM (SELECT {inner} FROM {source.measurement(measurement)} "
-        f"WHERE {scope.where} AND {_window(seconds + step)} "
-        f"GROUP BY time({step}s), {per_series}) "
-        f"WHERE {_window(seconds)} GROUP BY time({step}s) fill(none)"
-    )
-    (points,) = influx.query_tagged([statement], epoch="s")
     return _columns(points, list(fields), scale, source)
 
 
@@ -213,14 +258,16 @@ def cpu(hostname: str, seconds: int) -> dict:
 
 
 def memory(hostname: str, seconds: int) -> dict:
-    source = source_for(seconds)
-    statement = (
-        f"SELECT last({source.field('mem_total_kb')}) AS total, "
-        f"last({source.field('mem_available_kb')}) AS available "
-        f"FROM {source.measurement('node')} WHERE {Scope.servers([hostname]).where} "
-        f"AND {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
+    points, source = _first_with_points(
+        seconds,
+        lambda source: (
+            f"SELECT last({source.field('mem_total_kb')}) AS total, "
+            f"last({source.field('mem_available_kb')}) AS available "
+            f"FROM {source.measurement('node')} WHERE {Scope.servers([hostname]).where} "
+            f"AND {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
+        ),
+        ("node", "mem_total_kb"),
     )
-    (points,) = influx.query_tagged([statement], epoch="s")
     used = [
         {
             "time": p["time"],
@@ -237,13 +284,15 @@ def memory(hostname: str, seconds: int) -> dict:
 
 def temperatures(hostname: str, seconds: int) -> dict:
     """One series per BMC temperature sensor, in °C."""
-    source = source_for(seconds)
-    statement = (
-        f"SELECT mean({source.field('value')}) AS value FROM {source.measurement('bmc')} "
-        f"WHERE {Scope.servers([hostname]).where} AND \"type\" = 'temperature' "
-        f"AND {_window(seconds)} GROUP BY time({source.step}s), sensor fill(none)"
+    points, source = _first_with_points(
+        seconds,
+        lambda source: (
+            f"SELECT mean({source.field('value')}) AS value FROM {source.measurement('bmc')} "
+            f"WHERE {Scope.servers([hostname]).where} AND \"type\" = 'temperature' "
+            f"AND {_window(seconds)} GROUP BY time({source.step}s), sensor fill(none)"
+        ),
+        ("bmc", "value"),
     )
-    (points,) = influx.query_tagged([statement], epoch="s")
     times = sorted({p["time"] for p in points})
     index = {t: i for i, t in enumerate(times)}
     series: dict[str, list] = {}
@@ -261,15 +310,17 @@ def temperatures(hostname: str, seconds: int) -> dict:
 
 
 def target_fill(label: str, seconds: int) -> dict:
-    source = source_for(seconds)
-    statement = (
-        f"SELECT last({source.field('kbytes_total')}) AS total, "
-        f"last({source.field('kbytes_free')}) AS free, "
-        f"last({source.field('kbytes_avail')}) AS avail FROM {source.measurement('ost')} "
-        f"WHERE {Scope.target(label).where} AND {_window(seconds)} "
-        f"GROUP BY time({source.step}s) fill(none)"
+    points, source = _first_with_points(
+        seconds,
+        lambda source: (
+            f"SELECT last({source.field('kbytes_total')}) AS total, "
+            f"last({source.field('kbytes_free')}) AS free, "
+            f"last({source.field('kbytes_avail')}) AS avail FROM {source.measurement('ost')} "
+            f"WHERE {Scope.target(label).where} AND {_window(seconds)} "
+            f"GROUP BY time({source.step}s) fill(none)"
+        ),
+        ("ost", "kbytes_total"),
     )
-    (points,) = influx.query_tagged([statement], epoch="s")
     rows = [{"time": p["time"], "fill": _fill(p)} for p in points]
     chart = _columns(rows, ["fill"], 1.0, source)
     chart["unit"] = "%"
@@ -326,14 +377,16 @@ def oss_share(scope: Scope, seconds: int) -> dict:
     """Each OSS's bytes read and written over the range and its share of the total (the OSS
     balance view). Bytes per series are ``spread`` (last - first) of the counter, summed here
     per server (quicker than a subquery on thousands of series)."""
-    source = source_for(seconds)
-    statement = (
-        f"SELECT spread({source.field('read_bytes')}) AS rb, "
-        f"spread({source.field('write_bytes')}) AS wb "
-        f"FROM {source.measurement('ost')} WHERE {scope.where} AND {_window(seconds)} "
-        "GROUP BY target, server"
+    points, source = _first_with_points(
+        seconds,
+        lambda source: (
+            f"SELECT spread({source.field('read_bytes')}) AS rb, "
+            f"spread({source.field('write_bytes')}) AS wb "
+            f"FROM {source.measurement('ost')} WHERE {scope.where} AND {_window(seconds)} "
+            "GROUP BY target, server"
+        ),
+        ("ost", "read_bytes"),
     )
-    (points,) = influx.query_tagged([statement], epoch="s")
     moved: dict[str, list[float]] = {}
     for point in points:
         if point.get("server"):

@@ -161,3 +161,33 @@ def test_a_viewer_sees_the_thresholds_but_cannot_change_them(client, world, db):
     assert "disabled" in page
     assert client.post("/health/thresholds/", {"capacity_warning_percent": 1}).status_code == 403
     assert HealthSettings.load().capacity_warning_percent == 80
+
+
+def test_a_long_range_shows_young_data_from_the_finer_policy(
+    client, world, rack_inventory, metrics_db
+):
+    """The 1-hour means are filled at the end of each hour, the 1-minute means each minute: a
+    90-day chart of a rack that is a minute old shows its raw points instead of nothing."""
+    from django.core.management import call_command
+
+    from portal.health.services import charts
+
+    call_command("influxdb_setup", verbosity=0)  # the policies, as make demo makes them
+    charts._policies = (0.0, set())  # forget the policies asked before they existed
+    rack = RackMetrics()
+    now = time.time()
+    for seconds_ago in (50, 40, 30, 20, 10, 0):
+        rack.write(now - seconds_ago)
+    login(client, "viewer")
+    for chart, kind, name in (
+        ("throughput", "filesystem", "scratch"),
+        ("cpu", "server", "oss01"),
+        ("memory", "server", "oss01"),
+        ("temperatures", "server", "oss01"),
+        ("fill", "target", "scratch-OST0002"),
+    ):
+        body = client.get(f"/health/charts/{chart}/?kind={kind}&name={name}&range=90d").json()
+        assert body["time"], f"{chart}: no data over 90 days"
+        assert body["policy"] == "raw"
+    share = client.get("/health/charts/oss-share/?kind=filesystem&name=scratch&range=1y").json()
+    assert share["servers"] and share["policy"] == "raw"
