@@ -79,9 +79,7 @@ def sources_for(range_seconds: int, policies: set[str] | None = None) -> list[So
     # A policy not set up (yet) is skipped: the raw points, thinned by a wider step.
     usable = [(policy, base) for policy, base in wanted if policy is None or policy in policies]
     step_wanted = range_seconds // POINTS_PER_CHART
-    return [
-        Source(policy, -(-max(base, step_wanted) // base) * base) for policy, base in usable
-    ]
+    return [Source(policy, -(-max(base, step_wanted) // base) * base) for policy, base in usable]
 
 
 def _first_with_points(

@@ -73,6 +73,7 @@ class Metrics:
     lnet_state: dict[str, dict] = field(default_factory=dict)
     multipath_faults: dict[str, list[dict]] = field(default_factory=dict)  # server -> devices
     power: dict[str, dict] = field(default_factory=dict)  # polled server -> newest answer
+    power_ok: dict[str, dict] = field(default_factory=dict)  # polled server -> newest "answered"
 
 
 def metric_statements(silence_seconds: float) -> dict[str, str]:
@@ -124,6 +125,9 @@ def signal_statements(silence_seconds: float) -> dict[str, str]:
         "GROUP BY server ORDER BY time DESC LIMIT 1",
         "bmc_power": f"SELECT answered, power_on FROM bmc_power WHERE time > now() - {short}s "
         "GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
+        # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
+        "bmc_power_ok": "SELECT answered, power_on FROM bmc_power WHERE answered = 1 "
+        f"AND time > now() - {short}s GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
     }
 
 
@@ -155,10 +159,11 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
             # Only the maps of the server's newest round: a repaired path is not reported.
             if point["time"] >= rounds.get(server, 0):
                 metrics.multipath_faults.setdefault(server, []).append(point)
-    for point in answers["bmc_power"]:
-        newest = metrics.power.get(point["server"])
-        if newest is None or point["time"] > newest["time"]:
-            metrics.power[point["server"]] = point
+    for name, found in (("bmc_power", metrics.power), ("bmc_power_ok", metrics.power_ok)):
+        for point in answers[name]:
+            newest = found.get(point["server"])
+            if newest is None or point["time"] > newest["time"]:
+                found[point["server"]] = point
 
 
 def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
@@ -288,7 +293,7 @@ def gather_facts(
             for server in sorted(pair.servers.all(), key=lambda s: s.hostname)
         ]
         for server in servers:
-            signal_facts(server, metrics, device_arrays)
+            signal_facts(server, metrics, device_arrays, thresholds.sensor_silence_seconds)
         targets = [
             _target_facts(t, metrics, group_facts, now, thresholds.sensor_silence_seconds)
             for t in targets_by_pair[pair.pk]
@@ -347,7 +352,9 @@ def _server_facts(
     return server
 
 
-def signal_facts(server: rules.ServerFacts, metrics: Metrics, device_arrays: dict) -> None:
+def signal_facts(
+    server: rules.ServerFacts, metrics: Metrics, device_arrays: dict, silence_seconds: float
+) -> None:
     """The server's redundant paths as its own tools reported them last, and its power as its
     BMC answered the partner."""
     cluster = metrics.cluster.get(server.hostname)
@@ -374,6 +381,10 @@ def signal_facts(server: rules.ServerFacts, metrics: Metrics, device_arrays: dic
         for number in range(1, total + 1):
             server.sas_paths[f"{array}/{number}"] = number > failed[array]
     power = metrics.power.get(server.hostname)
+    answered = metrics.power_ok.get(server.hostname)
+    if power and not power.get("answered") and answered:
+        if power["time"] - answered["time"] <= silence_seconds * 1000:
+            power = answered  # it answered lately: a missed poll is not a dead BMC
     if power:
         server.power_answered = bool(power.get("answered"))
         server.power_polled_by = power.get("polled_by")

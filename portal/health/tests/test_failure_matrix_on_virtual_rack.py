@@ -154,18 +154,20 @@ def test_every_row_of_the_failure_matrix_on_a_virtual_rack(
     virtual_rack.start(
         settings.INFLUXDB_URL, metrics_db, tmp_path / "spool", multipath_queue=MULTIPATH_QUEUE
     )
+    # Generous waits: on a 2-core machine the rack's sensors run eight commands a round each,
+    # and a busy moment delays a round (a passing run does not wait them out).
     within = 3 * SENSOR_INTERVAL + 5
-    wait_for(client, {("filesystem", "scratch"): "green"}, within + 10)
+    wait_for(client, {("filesystem", "scratch"): "green"}, 60)
 
     seconds = {}
     for kind, where, expected, moved in ROWS:
         started = time.monotonic()
         virtual_rack.inject(kind, **where)
-        wait_for(client, expected, 6 * SENSOR_INTERVAL + MULTIPATH_QUEUE + 5)
+        wait_for(client, expected, 10 * SENSOR_INTERVAL + MULTIPATH_QUEUE + 5)
         virtual_rack.clear_all()
         if moved:
             virtual_rack.fail_back()
-        nodes = wait_for(client, {("filesystem", "scratch"): "green"}, 2 * within)
+        nodes = wait_for(client, {("filesystem", "scratch"): "green"}, 3 * within)
         assert {n["status"] for n in nodes.values()} == {"green"}, (kind, where)
         seconds[f"{kind} {where}"] = round(time.monotonic() - started, 1)
     print("seconds per row:", seconds)

@@ -9,7 +9,9 @@ from portal.health.services.evaluation import Metrics, signal_facts
 
 def facts(metrics: Metrics, host: str = "oss01") -> rules.ServerFacts:
     server = rules.ServerFacts(host)
-    signal_facts(server, metrics, {"scratch-OST0000": "ssu01-a", "scratch-OST0002": "ssu01-a"})
+    signal_facts(
+        server, metrics, {"scratch-OST0000": "ssu01-a", "scratch-OST0002": "ssu01-a"}, 10.0
+    )
     return server
 
 
@@ -58,3 +60,13 @@ def test_the_newest_reports_become_facts():
 
 def test_lnet_not_configured_is_not_a_link_down():
     assert facts(Metrics(lnet_state={"oss01": {"nets_up": 0, "nets_down": 0}})).lnet_up is None
+
+
+def test_one_missed_poll_is_not_a_dead_bmc_but_a_silence_is():
+    answered = {"answered": 1, "power_on": 1, "polled_by": "oss02", "time": 100_000}
+    missed = {"answered": 0, "polled_by": "oss02", "time": 105_000}
+    server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": answered}))
+    assert (server.power_answered, server.power_on) == (True, True)
+    long_ago = dict(answered, time=80_000)  # 25 s before the missed poll, silence is 10 s
+    server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": long_ago}))
+    assert server.power_answered is False
