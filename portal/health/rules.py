@@ -89,6 +89,7 @@ class Thresholds:
 class DriveFacts:
     location: str  # "ssu01-a-e0 drawer 2 slot 5", as a person finds it in the rack
     state: str
+    ident: str = ""  # as the array names it ("0,2,5")
 
 
 @dataclass

@@ -410,6 +410,37 @@ def drive_location(ident: str, enclosures: list[Enclosure]) -> tuple[Enclosure, 
     return enclosure, int(match.group("drawer")), int(match.group("slot"))
 
 
+class DriveMap:
+    """The drives of some arrays, found by the ids the arrays report: two queries, once.
+
+    The health evaluation builds one per round for the arrays that report faulty drives;
+    recording observations uses the same.
+    """
+
+    def __init__(self, arrays: set[str]) -> None:
+        self.enclosures: dict[str, list[Enclosure]] = {}
+        for enclosure in Enclosure.objects.filter(array__name__in=arrays).select_related("array"):
+            self.enclosures.setdefault(enclosure.array.name, []).append(enclosure)
+        self.drives = {
+            (drive.enclosure_id, drive.drawer, drive.slot): drive
+            for drive in Drive.objects.filter(enclosure__array__name__in=arrays).only(
+                "enclosure_id", "drawer", "slot", "state", "volume_group_id"
+            )
+        }
+
+    def find(self, array: str, ident: str) -> tuple[str, Drive | None]:
+        """The drive's place in words ("ssu01-a-e1 drawer 2 slot 5") and the drive, which is
+        None when the inventory does not know it."""
+        location = drive_location(ident, self.enclosures.get(array, []))
+        if location is None:
+            return f"{ident} of {array}", None
+        enclosure, drawer, slot = location
+        return (
+            f"{enclosure.name} drawer {drawer} slot {slot}",
+            self.drives.get((enclosure.pk, drawer, slot)),
+        )
+
+
 @transaction.atomic
 def record_observations(
     *,
@@ -481,23 +512,10 @@ def _record_group_states(group_states: dict[tuple[str, str], str]) -> int:
 def _record_drive_states(drive_states: dict[tuple[str, str], str]) -> int:
     if not drive_states:
         return 0
-    arrays = {array for array, _ in drive_states}
-    enclosures: dict[str, list[Enclosure]] = {}
-    for enclosure in Enclosure.objects.filter(array__name__in=arrays).select_related("array"):
-        enclosures.setdefault(enclosure.array.name, []).append(enclosure)
-    drives = {
-        (drive.enclosure_id, drive.drawer, drive.slot): drive
-        for drive in Drive.objects.filter(enclosure__array__name__in=arrays).only(
-            "enclosure_id", "drawer", "slot", "state", "volume_group_id"
-        )
-    }
+    drives = DriveMap({array for array, _ in drive_states})
     changed = []
     for (array, ident), word in drive_states.items():
-        location = drive_location(ident, enclosures.get(array, []))
-        if location is None:
-            continue
-        enclosure, drawer, slot = location
-        drive = drives.get((enclosure.pk, drawer, slot))
+        _, drive = drives.find(array, ident)
         if drive is None:
             continue
         state = drive_state(word, drive)

@@ -22,11 +22,10 @@ from portal import influx
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
 from portal.health.models import Evaluation, HealthSettings, HealthStatus, StatusChange
-from portal.inventory.choices import PairKind, TargetKind, TargetState
+from portal.inventory.choices import DriveState, PairKind, TargetKind, TargetState
 from portal.inventory.models import (
     SSU,
     Drive,
-    Enclosure,
     Filesystem,
     Server,
     ServerPair,
@@ -34,6 +33,7 @@ from portal.inventory.models import (
     Target,
     VolumeGroup,
 )
+from portal.inventory.services import DriveMap, record_observations
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +50,6 @@ CPU_FIELDS = (
     "cpu_irq",
     "cpu_softirq",
     "cpu_steal",
-)
-_ADDRESS_RE = re.compile(
-    r"^(?:(?P<enclosure>.+?)[:/])?(?P<tray>\d+)?[.,:/]?(?P<drawer>\d+)[.,:/](?P<slot>\d+)$"
 )
 
 
@@ -256,7 +253,9 @@ def gather_facts(
         group.pk: group
         for group in VolumeGroup.objects.only("id", "name", "raid", "array_id").order_by("name")
     }
-    group_facts = _volume_group_facts(groups, metrics)
+    # One map of the drives of every array that reports a faulty one, for the whole round.
+    drives = DriveMap({array for array, _, _ in _lost_drives(metrics)})
+    group_facts = _volume_group_facts(groups, metrics, drives)
     groups_by_array: dict[int, list[int]] = defaultdict(list)
     for pk, group in groups.items():
         groups_by_array[group.array_id].append(pk)
@@ -300,7 +299,7 @@ def gather_facts(
         ]
         _infer_mgs(targets)
         arrays = [
-            _array_facts(array, groups_by_array[array.pk], group_facts, metrics)
+            _array_facts(array, groups_by_array[array.pk], group_facts, metrics, drives)
             for array in sorted(arrays_by_pair[pair.pk], key=lambda a: a.name)
         ]
         unit = rules.UnitFacts(
@@ -320,6 +319,58 @@ def node_name(target: Target) -> str:
     if target.kind == TargetKind.MGT:
         return f"{target.filesystem.name}-MGS"
     return target.label
+
+
+def inventory_label(target: rules.TargetFacts) -> str:
+    """The inventory's label of a target of the tree (``node_name`` backwards)."""
+    if target.kind == TargetKind.MGT and target.label.endswith("-MGS"):
+        return target.label[: -len("-MGS")] + "-MGT"
+    return target.label
+
+
+def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
+    """What the servers and arrays report, for the inventory (``record_observations``):
+    where each target runs, each volume group's state and each lost drive's. Only what a
+    sensor heard lately counts: a silent server's targets are not called unmounted."""
+    silence = facts.thresholds.sensor_silence_seconds
+
+    def fresh(seen: float | None) -> bool:
+        return seen is not None and facts.now - seen <= silence
+
+    placements: dict[str, str | None] = {}
+    groups: dict[tuple[str, str], str] = {}
+    drives: dict[tuple[str, str], str] = {}
+    for filesystem in facts.filesystems:
+        for unit in filesystem.units:
+            heard = {s.hostname for s in unit.pair.servers if fresh(s.last_seen)}
+            for target in unit.targets:
+                if not target.in_service and not target.served_by:
+                    continue
+                if target.served_by or {target.primary, target.failover} & heard:
+                    placements[inventory_label(target)] = target.served_by
+            for array in unit.arrays:
+                if not fresh(array.last_seen):
+                    continue
+                for group in array.volume_groups:
+                    # Only groups with a fault are read: the others report "optimal".
+                    groups[(array.name, group.name)] = group.state or "optimal"
+                    drives.update(((array.name, d.ident), d.state) for d in group.lost_drives)
+                drives.update(((array.name, d.ident), d.state) for d in array.lost_spares)
+    return placements, groups, drives
+
+
+def follow_inventory(facts: rules.RackFacts) -> int:
+    """Keep the inventory saying what the rack reports; return how many rows changed."""
+    placements, groups, drives = observations(facts)
+    fresh_arrays = {array for array, _ in groups}
+    # Drives the inventory still holds as lost that no array reports so any more: repaired.
+    for drive in Drive.objects.filter(
+        state__in=[DriveState.FAILED, DriveState.REBUILDING],
+        enclosure__array__name__in=fresh_arrays,
+    ).select_related("enclosure__array"):
+        ident = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
+        drives.setdefault((drive.enclosure.array.name, ident), "optimal")
+    return record_observations(placements=placements, group_states=groups, drive_states=drives)
 
 
 def _server_facts(
@@ -460,25 +511,33 @@ def _redundancy(raid: str) -> int:
 
 
 def _volume_group_facts(
-    groups: dict[int, VolumeGroup], metrics: Metrics
+    groups: dict[int, VolumeGroup], metrics: Metrics, drives: DriveMap
 ) -> dict[int, rules.VolumeGroupFacts]:
     facts = {
         pk: rules.VolumeGroupFacts(name=group.name, redundancy=_redundancy(group.raid))
         for pk, group in groups.items()
     }
     by_name = {group.name: pk for pk, group in groups.items()}
-    lost_by_array: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for array_name, components in metrics.arrays.items():
+    for components in metrics.arrays.values():
         for (component, ident), point in components.items():
             if component == "volume_group" and ident in by_name:
                 facts[by_name[ident]].state = str(point.get("state") or "")
-            elif component == "drive" and not point.get("ok", 1):
-                lost_by_array[array_name].append((ident, str(point.get("state") or "failed")))
-    for array_name, drives in lost_by_array.items():
-        for location, state, group_pk in _locate_drives(array_name, drives):
-            if group_pk in facts and _is_lost(state):
-                facts[group_pk].lost_drives.append(rules.DriveFacts(location, state))
+    for array_name, ident, state in _lost_drives(metrics):
+        location, drive = drives.find(array_name, ident)
+        group_pk = drive.volume_group_id if drive else None
+        if group_pk in facts and _is_lost(state):
+            facts[group_pk].lost_drives.append(rules.DriveFacts(location, state, ident))
     return facts
+
+
+def _lost_drives(metrics: Metrics) -> list[tuple[str, str, str]]:
+    """(array, drive id, state) of every drive an array reports not ok."""
+    return sorted(
+        (array_name, ident, str(point.get("state") or "failed"))
+        for array_name, components in metrics.arrays.items()
+        for (component, ident), point in components.items()
+        if component == "drive" and not point.get("ok", 1)
+    )
 
 
 def _is_lost(state: str) -> bool:
@@ -486,48 +545,12 @@ def _is_lost(state: str) -> bool:
     return state in rules.LOST_DRIVE_STATES or "fail" in state
 
 
-def _locate_drives(
-    array_name: str, drives: list[tuple[str, str]]
-) -> list[tuple[str, str, int | None]]:
-    """(location in words, state, volume group pk) of drives the array reports by id.
-
-    Ids name the enclosure by its tray number (its position in the array, 0 = the controller
-    enclosure) or by name, then the drawer and slot: "1.2.5", "1:2:5", "ssu01-a-e1:2:5".
-    """
-    enclosures = {
-        enclosure.position: enclosure
-        for enclosure in Enclosure.objects.filter(array__name=array_name)
-    }
-    by_name = {enclosure.name: enclosure for enclosure in enclosures.values()}
-    located = []
-    for ident, state in sorted(drives):
-        match = _ADDRESS_RE.match(ident)
-        enclosure = None
-        if match:
-            if match.group("enclosure") in by_name:
-                enclosure = by_name[match.group("enclosure")]
-            elif match.group("tray") is not None:
-                enclosure = enclosures.get(int(match.group("tray")))
-            elif len(enclosures) == 1:
-                enclosure = next(iter(enclosures.values()))
-        if enclosure is None:
-            located.append((f"{ident} of {array_name}", state, None))
-            continue
-        drawer, slot = int(match.group("drawer")), int(match.group("slot"))
-        group_pk = (
-            Drive.objects.filter(enclosure=enclosure, drawer=drawer, slot=slot)
-            .values_list("volume_group_id", flat=True)
-            .first()
-        )
-        located.append((f"{enclosure.name} drawer {drawer} slot {slot}", state, group_pk))
-    return located
-
-
 def _array_facts(
     array: StorageArray,
     group_pks: list[int],
     group_facts: dict[int, rules.VolumeGroupFacts],
     metrics: Metrics,
+    drives: DriveMap,
 ) -> rules.ArrayFacts:
     facts = rules.ArrayFacts(name=array.name, last_seen=metrics.array_seen.get(array.name))
     components = metrics.arrays.get(array.name, {})
@@ -537,15 +560,12 @@ def _array_facts(
             facts.controllers[ident] = "optimal" if point.get("ok", 1) else (state or "failed")
     facts.volume_groups = [group_facts[pk] for pk in group_pks]
     lost_in_groups = {d.location for g in facts.volume_groups for d in g.lost_drives}
-    spares = [
-        (ident, str(point.get("state") or "failed"))
-        for (component, ident), point in components.items()
-        if component == "drive" and not point.get("ok", 1)
-    ]
-    if spares:
-        for location, state, group_pk in _locate_drives(array.name, spares):
-            if group_pk is None and location not in lost_in_groups:
-                facts.lost_spares.append(rules.DriveFacts(location, state))
+    for array_name, ident, state in _lost_drives(metrics):
+        if array_name != array.name:
+            continue
+        location, drive = drives.find(array_name, ident)
+        if (drive is None or drive.volume_group_id is None) and location not in lost_in_groups:
+            facts.lost_spares.append(rules.DriveFacts(location, state, ident))
     return facts
 
 
@@ -567,8 +587,10 @@ def evaluate(now: float | None = None) -> list[rules.Node]:
 
 def evaluate_and_store(now: float | None = None) -> EvaluationResult:
     started = time.perf_counter()
-    trees = evaluate(now)
+    facts = gather_facts(now)
+    trees = rules.evaluate(facts)
     changes = store(trees)
+    follow_inventory(facts)
     objects = sum(1 for tree in trees for _ in tree.walk())
     seconds = time.perf_counter() - started
     Evaluation.objects.update_or_create(
