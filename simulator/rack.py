@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from simulator import cluster, procfs, topology, workload
-from simulator.commands import MODULES
+from simulator.command_table import MODULES
 from simulator.state import (
     RackError,
     load_state,

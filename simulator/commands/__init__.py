@@ -32,26 +32,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from simulator.command_table import MODULES
+from simulator.rack import Rack
 from simulator.state import RackError
-
-MODULES = {
-    "mkfs.lustre": "mkfs_lustre",
-    "tunefs.lustre": "tunefs_lustre",
-    "mount": "mount",
-    "mount.lustre": "mount",
-    "umount": "umount",
-    "lctl": "lctl",
-    "lnetctl": "lnetctl",
-    "obdfilter-survey": "obdfilter_survey",
-    "ipmitool": "ipmitool",
-    "cibadmin": "pacemaker",
-    "crm_mon": "pacemaker",
-    "crm_resource": "pacemaker",
-    "crm_attribute": "pacemaker",
-    "SMcli": "smcli",
-    "multipath": "multipath",
-    "corosync-cfgtool": "corosync_cfgtool",
-}
 
 
 class CommandExit(Exception):
@@ -85,8 +68,6 @@ class Context:
     def rack(self, *, check_host: bool = True, read_only: bool = False) -> Iterator:
         """The rack, locked; the command's own server must be up (else ssh's failure).
         ``read_only`` for a command that only reports: a shared lock, nothing saved."""
-        from simulator.rack import Rack
-
         with Rack.open(self.rack_root, save_counters=False, read_only=read_only) as rack:
             if check_host and self.host:
                 server = rack.state["servers"].get(self.host)
