@@ -411,6 +411,8 @@ def _server(
                 f"(since {_clock(server.last_seen)})",
             ),
         )
+    if silent:
+        node.summary["silent"] = True  # a structured flag for the alerts
     elif server.power_answered and server.power_on is False:
         # The BMC says the chassis is off: whatever still reports in its name (a sensor run
         # from elsewhere, as on the virtual rack) reads nothing of a running server.
@@ -706,6 +708,7 @@ def _target(
             sentence += f" (no report from {', '.join(silent)})"
         node.raise_to(RED, sentence)
     elif target.served_by == target.failover:
+        node.summary["on_partner"] = True  # a structured flag for the alerts
         node.raise_to(
             ORANGE,
             f"served by its failover server {target.failover}, not its primary {target.primary}",

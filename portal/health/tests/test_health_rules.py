@@ -213,6 +213,18 @@ def test_an_oss_crash_makes_the_server_red_its_osts_orange_on_the_partner_and_th
     assert any("oss02 carries the pair" in reason for reason in found[("pair", "ssu01")].reasons)
 
 
+def test_the_alerts_flags_a_target_on_its_partner_and_a_silent_server():
+    rack = make_rack()
+    server(rack, "oss01").last_seen = NOW - 95
+    target(rack, "scratch-OST0000").served_by = "oss02"
+    found = nodes(rack)
+    assert found[("target", "scratch-OST0000")].summary.get("on_partner") is True
+    assert "on_partner" not in found[("target", "scratch-OST0002")].summary  # on oss01 still
+    assert "on_partner" not in found[("target", "scratch-OST0001")].summary  # its primary
+    assert found[("server", "oss01")].summary.get("silent") is True
+    assert "silent" not in found[("server", "oss02")].summary
+
+
 def test_a_target_mounted_nowhere_is_red():
     rack = make_rack()
     target(rack, "scratch-OST0001").served_by = None
