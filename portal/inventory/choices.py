@@ -51,22 +51,3 @@ class TargetState(models.TextChoices):
     MOUNTED = "mounted", "Mounted"
     FAILED_OVER = "failed_over", "Failed over"
     OFFLINE = "offline", "Offline"
-
-
-BADGE_COLOURS = {
-    DriveState.BLANK: "grey",
-    DriveState.ASSIGNED: "grey",
-    DriveState.OPTIMAL: "green",
-    DriveState.SPARE: "green",
-    DriveState.FAILED: "red",
-    DriveState.REBUILDING: "orange",
-    VolumeGroupState.PLANNED: "grey",
-    VolumeGroupState.DEGRADED: "orange",
-    VolumeGroupState.CRITICAL: "red",
-    VolumeGroupState.FAILED: "red",
-    TargetState.FORMATTED: "grey",
-    TargetState.REGISTERED: "grey",
-    TargetState.MOUNTED: "green",
-    TargetState.FAILED_OVER: "orange",
-    TargetState.OFFLINE: "red",
-}
