@@ -213,8 +213,13 @@ for _kind in TEMPERATURE_KINDS:
 
 
 class HealthStatus(models.Model):
-    """The colour of one object as last evaluated, and where it sits in the tree."""
+    """The colour of one object as last evaluated, and where it sits in the tree.
 
+    Keyed to the inventory object (``key``, e.g. "target:12"), not to its name: a renamed
+    object keeps its colour and history, and two objects of one name stay apart.
+    """
+
+    key = models.CharField(max_length=40, unique=True, help_text="the inventory object")
     kind = models.CharField(max_length=12, choices=NodeKind.choices)
     name = models.CharField(max_length=64)
     status = models.CharField(max_length=8, choices=Status.choices)
@@ -222,17 +227,14 @@ class HealthStatus(models.Model):
     summary = models.JSONField(default=dict, blank=True)
     parent_kind = models.CharField(max_length=12, choices=NodeKind.choices, blank=True)
     parent_name = models.CharField(max_length=64, blank=True)
+    parent_key = models.CharField(max_length=40, blank=True)
     position = models.PositiveIntegerField(default=0, help_text="order among its siblings")
     since = models.DateTimeField(help_text="when it took this colour")
 
     class Meta:
         ordering = ["kind", "name"]
         verbose_name_plural = "health statuses"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["kind", "name"], name="%(app_label)s_%(class)s_unique_object"
-            ),
-        ]
+        indexes = [models.Index(fields=["kind", "name"], name="health_status_kind_name")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}: {self.status}"
@@ -260,6 +262,7 @@ class Evaluation(models.Model):
 class StatusChange(models.Model):
     """One change of colour; alerting consumes the rows (``processed``), health sends nothing."""
 
+    key = models.CharField(max_length=40, blank=True, db_index=True, help_text="the object")
     kind = models.CharField(max_length=12, choices=NodeKind.choices)
     name = models.CharField(max_length=64)
     old = models.CharField(max_length=8, choices=Status.choices, blank=True)

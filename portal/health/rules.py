@@ -112,6 +112,7 @@ class TargetFacts:
     kbytes_total: int | None = None
     kbytes_free: int | None = None
     kbytes_avail: int | None = None
+    key: str = ""  # the inventory object's stable key
 
     @property
     def fill_percent(self) -> float | None:
@@ -199,6 +200,7 @@ class ServerFacts:
     power_answered: bool | None = None
     power_on: bool | None = None
     power_polled_by: str | None = None
+    key: str = ""
 
 
 @dataclass
@@ -209,6 +211,7 @@ class ArrayFacts:
     # Drives that are lost but belong to no volume group (hot spares).
     lost_spares: list[DriveFacts] = field(default_factory=list)
     volume_groups: list[VolumeGroupFacts] = field(default_factory=list)
+    key: str = ""
 
 
 @dataclass
@@ -216,6 +219,7 @@ class PairFacts:
     name: str
     kind: str  # "mds" or "oss"
     servers: list[ServerFacts]
+    key: str = ""
 
 
 @dataclass
@@ -227,12 +231,14 @@ class UnitFacts:
     pair: PairFacts
     arrays: list[ArrayFacts] = field(default_factory=list)
     targets: list[TargetFacts] = field(default_factory=list)
+    key: str = ""
 
 
 @dataclass
 class FilesystemFacts:
     name: str
     units: list[UnitFacts] = field(default_factory=list)
+    key: str = ""
 
 
 @dataclass
@@ -254,6 +260,8 @@ class Node:
     children: list[Node] = field(default_factory=list)
     # Numbers a page shows next to the colour (fill, current server); not part of the colour.
     summary: dict = field(default_factory=dict)
+    # The inventory object's stable key (``evaluation.object_key``): what the cache is keyed by.
+    key: str = ""
 
     def raise_to(self, status: str, reason: str | None = None) -> None:
         if SEVERITY[status] > SEVERITY[self.status]:
@@ -291,7 +299,7 @@ def evaluate(facts: RackFacts) -> list[Node]:
 
 
 def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
-    node = Node("filesystem", fs.name)
+    node = Node("filesystem", fs.name, key=fs.key)
     node.children = [_unit(unit, facts) for unit in fs.units]
     targets = [t for unit in fs.units for t in unit.targets if t.kind == "OST"]
     lost = [
@@ -357,14 +365,14 @@ def _unit(unit: UnitFacts, facts: RackFacts) -> Node:
         pair.children += arrays + targets
         _take_children(pair, skip={id(child) for child in server_nodes})
         return pair
-    node = Node("ssu", unit.name, children=[pair, *arrays, *targets])
+    node = Node("ssu", unit.name, children=[pair, *arrays, *targets], key=unit.key)
     _take_children(node)
     return node
 
 
 def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
     """A pair serves while one server does: one server red makes the pair orange, not red."""
-    node = Node("pair", pair.name, children=list(server_nodes))
+    node = Node("pair", pair.name, children=list(server_nodes), key=pair.key)
     statuses = [child.status for child in server_nodes]
     serving = [child for child in server_nodes if child.status in (GREEN, ORANGE)]
     for child in server_nodes:
@@ -393,7 +401,7 @@ def _server(
     now: float,
     limits: Thresholds,
 ) -> Node:
-    node = Node("server", server.hostname, summary={"role": server.role})
+    node = Node("server", server.hostname, summary={"role": server.role}, key=server.key)
     silent = _silent(server, now, limits)
     partners = [other for name, other in servers.items() if name != server.hostname]
     if server.last_seen is None:
@@ -614,7 +622,7 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
 
 
 def _array(array: ArrayFacts, in_service: bool, now: float, limits: Thresholds) -> Node:
-    node = Node("array", array.name)
+    node = Node("array", array.name, key=array.key)
     if array.last_seen is None:
         if not in_service:
             node.status = GREY
@@ -686,7 +694,7 @@ def _group_level(group: VolumeGroupFacts) -> tuple[str, str]:
 def _target(
     target: TargetFacts, servers: dict[str, ServerFacts], now: float, limits: Thresholds
 ) -> Node:
-    node = Node("target", target.label, summary={"kind": target.kind})
+    node = Node("target", target.label, summary={"kind": target.kind}, key=target.key)
     if target.served_by:
         node.summary["server"] = target.served_by
     if not target.in_service and not target.served_by:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.forms import modelform_factory
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,7 +22,7 @@ from portal.accounts.choices import Role
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, StatusChange
 from portal.health.services import changes, charts, check_all
-from portal.health.services.evaluation import cached_trees, last_checked
+from portal.health.services.evaluation import cached_trees, last_checked, object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
 
 RECENT_CHANGES = 15
@@ -169,32 +170,35 @@ def overview_panel(request):
 # --- drill-down pages -------------------------------------------------------------------------
 
 
-def _status(kind: str, name: str) -> HealthStatus | None:
-    return HealthStatus.objects.filter(kind=kind, name=name).first()
+# Each page finds the health rows of its inventory object by the object's key, not its name.
 
 
-def _history(kind: str, name: str):
-    return StatusChange.objects.filter(kind=kind, name=name)[:HISTORY_LENGTH]
+def _status(row: Model) -> HealthStatus | None:
+    return HealthStatus.objects.filter(key=object_key(row)).first()
 
 
-def _children(kind: str, name: str) -> list[HealthStatus]:
-    return list(HealthStatus.objects.filter(parent_kind=kind, parent_name=name))
+def _history(row: Model):
+    return StatusChange.objects.filter(key=object_key(row))[:HISTORY_LENGTH]
+
+
+def _children(row: Model) -> list[HealthStatus]:
+    return list(HealthStatus.objects.filter(parent_key=object_key(row)))
 
 
 def ssu_detail(request, name: str):
     ssu = get_object_or_404(SSU.objects.select_related("pair", "filesystem"), name=name)
-    children = _children(NodeKind.SSU, ssu.name)
-    servers = _children(NodeKind.PAIR, ssu.pair.name)
+    children = _children(ssu)
+    servers = _children(ssu.pair)
     return render(
         request,
         "health/ssu_detail.html",
         {
             "ssu": ssu,
-            "status": _status(NodeKind.SSU, ssu.name),
+            "status": _status(ssu),
             "servers": servers,
             "arrays": [c for c in children if c.kind == NodeKind.ARRAY],
             "targets": [c for c in children if c.kind == NodeKind.TARGET],
-            "history": _history(NodeKind.SSU, ssu.name),
+            "history": _history(ssu),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },
@@ -206,17 +210,17 @@ def server_detail(request, hostname: str):
     served = Target.objects.filter(primary_server=server) | Target.objects.filter(
         failover_server=server
     )
-    labels = sorted({t.label for t in served})
-    targets = list(HealthStatus.objects.filter(kind=NodeKind.TARGET, name__in=labels))
+    keys = {object_key(t) for t in served}
+    targets = list(HealthStatus.objects.filter(key__in=keys).order_by("name"))
     return render(
         request,
         "health/server_detail.html",
         {
             "server": server,
             "ssu": SSU.objects.filter(pair=server.pair_id).first() if server.pair_id else None,
-            "status": _status(NodeKind.SERVER, server.hostname),
+            "status": _status(server),
             "targets": [t for t in targets if t.summary.get("server") == server.hostname],
-            "history": _history(NodeKind.SERVER, server.hostname),
+            "history": _history(server),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },
@@ -240,8 +244,8 @@ def target_detail(request, label: str):
         {
             "target": target,
             "ssu": ssu,
-            "status": _status(NodeKind.TARGET, label),
-            "history": _history(NodeKind.TARGET, label),
+            "status": _status(target),
+            "history": _history(target),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
         },

@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
@@ -245,7 +245,11 @@ def gather_facts(
             Prefetch("servers", queryset=Server.objects.only("id", "hostname", "role", "pair_id"))
         )
     )
-    ssu_names = dict(SSU.objects.values_list("pair_id", "name"))
+    ssus = {
+        pair_id: (pk, name)
+        for pk, pair_id, name in SSU.objects.values_list("pk", "pair_id", "name")
+    }
+    ssu_names = {pair_id: name for pair_id, (_, name) in ssus.items()}
     arrays_by_pair: dict[int, list[StorageArray]] = defaultdict(list)
     for array in StorageArray.objects.all():
         arrays_by_pair[array.pair_id].append(array)
@@ -283,7 +287,9 @@ def gather_facts(
         if group is not None:
             device_arrays[target.label] = arrays_by_pk.get(group.array_id, "")
 
-    filesystems = {fs.pk: rules.FilesystemFacts(fs.name) for fs in Filesystem.objects.all()}
+    filesystems = {
+        fs.pk: rules.FilesystemFacts(fs.name, key=object_key(fs)) for fs in Filesystem.objects.all()
+    }
     # The MDS pair first, then the SSUs in name order.
     pairs.sort(key=lambda pair: (pair.kind != PairKind.MDS, ssu_names.get(pair.pk, pair.name)))
     for pair in pairs:
@@ -291,6 +297,10 @@ def gather_facts(
             _server_facts(server.hostname, server.role, metrics, now, thresholds)
             for server in sorted(pair.servers.all(), key=lambda s: s.hostname)
         ]
+        for server, row in zip(
+            servers, sorted(pair.servers.all(), key=lambda s: s.hostname), strict=True
+        ):
+            server.key = object_key(row)
         for server in servers:
             signal_facts(server, metrics, device_arrays, thresholds.sensor_silence_seconds)
         targets = [
@@ -305,13 +315,21 @@ def gather_facts(
         unit = rules.UnitFacts(
             kind="ssu" if pair.pk in ssu_names else "pair",
             name=ssu_names.get(pair.pk, pair.name),
-            pair=rules.PairFacts(pair.name, pair.kind, servers),
+            pair=rules.PairFacts(pair.name, pair.kind, servers, key=object_key(pair)),
             arrays=arrays,
             targets=targets,
+            # The MDS pair is its own unit (the tree has no node above it but the filesystem).
+            key=f"ssu:{ssus[pair.pk][0]}" if pair.pk in ssus else object_key(pair),
         )
         filesystems[pair.filesystem_id].units.append(unit)
     facts.filesystems = sorted(filesystems.values(), key=lambda fs: fs.name)
     return facts
+
+
+def object_key(row: models.Model) -> str:
+    """The stable key of an inventory object in the health cache and history: its model and
+    primary key ("target:12"), so a status follows its object, not a name."""
+    return f"{row._meta.model_name}:{row.pk}"
 
 
 def node_name(target: Target) -> str:
@@ -469,6 +487,7 @@ def _target_facts(
         failover=target.failover_server.hostname,
         in_service=target.state not in NOT_IN_SERVICE,
         volume_group=group_facts.get(target.volume_group_id),
+        key=object_key(target),
     )
     # Mounted on a server when that server's newest round, if recent, includes it.
     newest = None
@@ -552,7 +571,9 @@ def _array_facts(
     metrics: Metrics,
     drives: DriveMap,
 ) -> rules.ArrayFacts:
-    facts = rules.ArrayFacts(name=array.name, last_seen=metrics.array_seen.get(array.name))
+    facts = rules.ArrayFacts(
+        name=array.name, last_seen=metrics.array_seen.get(array.name), key=object_key(array)
+    )
     components = metrics.arrays.get(array.name, {})
     for (component, ident), point in sorted(components.items()):
         if component == "controller":
@@ -605,12 +626,17 @@ def evaluate_and_store(now: float | None = None) -> EvaluationResult:
     return EvaluationResult(trees, changes, seconds, objects)
 
 
-def cached_rows() -> dict[tuple[str, str], HealthStatus]:
-    return {(row.kind, row.name): row for row in HealthStatus.objects.all()}
+def cached_rows() -> dict[str, HealthStatus]:
+    return {row.key: row for row in HealthStatus.objects.all()}
+
+
+def node_key(node: rules.Node) -> str:
+    """The node's inventory key; a node built without one (a test's) is known by its name."""
+    return node.key or f"{node.kind}/{node.name}"
 
 
 def store(
-    trees: list[rules.Node], cached: dict[tuple[str, str], HealthStatus] | None = None
+    trees: list[rules.Node], cached: dict[str, HealthStatus] | None = None
 ) -> list[StatusChange]:
     """Keep each node's colour; write a StatusChange for every colour that changed.
 
@@ -620,28 +646,30 @@ def store(
     """
     moment = timezone.now()
     cached = cached_rows() if cached is None else cached
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     changes: list[StatusChange] = []
     refreshed: list[HealthStatus] = []
     created: list[HealthStatus] = []
     for tree in trees:
         positions: dict[int, int] = defaultdict(int)
         for node, parent in tree.walk():
-            key = (node.kind, node.name)
+            key = node_key(node)
             if key in seen:
-                continue  # the same name twice in the inventory: keep the first
+                continue  # the same object twice in the tree: keep the first
             seen.add(key)
             position = positions[id(parent)]
             positions[id(parent)] += 1
             place = {
                 "parent_kind": parent.kind if parent else "",
                 "parent_name": parent.name if parent else "",
+                "parent_key": node_key(parent) if parent else "",
                 "position": position,
             }
             row = cached.get(key)
             if row is None:
                 created.append(
                     HealthStatus(
+                        key=key,
                         kind=node.kind,
                         name=node.name,
                         status=node.status,
@@ -656,6 +684,7 @@ def store(
                 continue
             if row.status != node.status:
                 claimed = HealthStatus.objects.filter(pk=row.pk, status=row.status).update(
+                    name=node.name,
                     status=node.status,
                     reasons=node.reasons,
                     summary=node.summary,
@@ -665,8 +694,9 @@ def store(
                 if claimed == 1:
                     changes.append(_change(node, row.status, moment))
                 continue
-            # Only what differs is written: most rows stay as they were.
-            wanted = {"reasons": node.reasons, "summary": node.summary, **place}
+            # Only what differs is written: most rows stay as they were. (A renamed object
+            # keeps its row, under its new name.)
+            wanted = {"name": node.name, "reasons": node.reasons, "summary": node.summary, **place}
             if any(getattr(row, name) != value for name, value in wanted.items()):
                 for name, value in wanted.items():
                     setattr(row, name, value)
@@ -679,13 +709,12 @@ def store(
             except IntegrityError:
                 # Another evaluation created some first: add ours one by one, keep theirs.
                 for row in created:
-                    HealthStatus.objects.get_or_create(
-                        kind=row.kind, name=row.name, defaults=_fields(row)
-                    )
+                    HealthStatus.objects.get_or_create(key=row.key, defaults=_fields(row))
         if refreshed:
             HealthStatus.objects.bulk_update(
                 refreshed,
-                ["reasons", "summary", "parent_kind", "parent_name", "position"],
+                ["name", "reasons", "summary", "parent_kind", "parent_name", "parent_key"]
+                + ["position"],
                 batch_size=500,
             )
         gone = [row.pk for key, row in cached.items() if key not in seen]
@@ -700,6 +729,7 @@ def store(
 
 def _change(node: rules.Node, old: str, moment) -> StatusChange:
     return StatusChange(
+        key=node_key(node),
         kind=node.kind,
         name=node.name,
         old=old,
@@ -715,11 +745,14 @@ def _fields(row: HealthStatus) -> dict:
     return {
         name: getattr(row, name)
         for name in (
+            "kind",
+            "name",
             "status",
             "reasons",
             "summary",
             "parent_kind",
             "parent_name",
+            "parent_key",
             "position",
             "since",
         )
@@ -732,9 +765,9 @@ def _fields(row: HealthStatus) -> dict:
 def cached_trees() -> list[dict]:
     """The trees as last evaluated, from the cache: one query, no InfluxDB."""
     rows = list(HealthStatus.objects.order_by("position", "pk"))
-    children: dict[tuple[str, str], list[HealthStatus]] = defaultdict(list)
+    children: dict[str, list[HealthStatus]] = defaultdict(list)
     for row in rows:
-        children[(row.parent_kind, row.parent_name)].append(row)
+        children[row.parent_key].append(row)
 
     def build(row: HealthStatus) -> dict:
         return {
@@ -744,10 +777,10 @@ def cached_trees() -> list[dict]:
             "reasons": row.reasons,
             "summary": row.summary,
             "since": row.since.isoformat(),
-            "children": [build(child) for child in children.get((row.kind, row.name), [])],
+            "children": [build(child) for child in children.get(row.key, [])],
         }
 
-    return [build(row) for row in children.get(("", ""), []) if row.kind == NodeKind.FILESYSTEM]
+    return [build(row) for row in children.get("", []) if row.kind == NodeKind.FILESYSTEM]
 
 
 def last_checked():

@@ -23,6 +23,7 @@ def targets_of(ssu: str, count: int, first: int = 0) -> list[str]:
 def place(names: list[str], parent: str) -> None:
     HealthStatus.objects.bulk_create(
         HealthStatus(
+            key=f"target/{name}",
             kind="target",
             name=name,
             status="green",
