@@ -9,11 +9,15 @@ from portal.health.models import StatusChange
 class HealthNodeSerializer(serializers.Serializer):
     """One object of the tree (documentation of the shape; the tree is built as plain dicts)."""
 
+    key = serializers.CharField(help_text='the inventory object ("target:12")')
     kind = serializers.ChoiceField(choices=NodeKind.choices)
     name = serializers.CharField()
     status = serializers.ChoiceField(choices=Status.choices)
     reasons = serializers.ListField(child=serializers.CharField())
-    summary = serializers.DictField(help_text="numbers shown beside the colour (fill, server)")
+    summary = serializers.DictField(
+        help_text="numbers shown beside the colour (fill, server), and the flags on_partner "
+        "(a target served by its failover server) and silent (a server's sensor)"
+    )
     since = serializers.DateTimeField(help_text="when it took this colour")
     children = serializers.ListField(child=serializers.DictField(), help_text="nodes like this")
 
@@ -26,4 +30,15 @@ class HealthTreeSerializer(serializers.Serializer):
 class StatusChangeSerializer(serializers.ModelSerializer):
     class Meta:
         model = StatusChange
-        fields = ["id", "kind", "name", "old", "new", "reasons", "at", "processed"]
+        fields = [
+            "id",
+            "key",
+            "kind",
+            "name",
+            "old",
+            "new",
+            "reasons",
+            "at",
+            "initial",
+            "processed",
+        ]

@@ -771,6 +771,7 @@ def cached_trees() -> list[dict]:
 
     def build(row: HealthStatus) -> dict:
         return {
+            "key": row.key,
             "kind": row.kind,
             "name": row.name,
             "status": row.status,
