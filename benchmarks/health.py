@@ -30,6 +30,7 @@ from pathlib import Path
 from benchmarks.common import BenchInfluxDB, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
+from portal import metric_queries
 from sensors.collect import Collector, sensor_fields
 from sensors.config import SensorConfig
 from simulator.procfs import TreeWriter
@@ -121,8 +122,8 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
     say("InfluxDB statements behind the facts (each alone):")
     silence = thresholds.sensor_silence_seconds
     statements = {
-        **evaluation.metric_statements(silence),
-        **evaluation.signal_statements(silence),
+        **metric_queries.metric_statements(silence),
+        **metric_queries.signal_statements(silence),
     }
     for name, statement in statements.items():
         (points,), seconds = timed(influx.query_tagged, [statement])
