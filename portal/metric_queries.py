@@ -398,3 +398,86 @@ def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
         f"AND time > now() - {recent}s GROUP BY array, component, id, server "
         "ORDER BY time DESC LIMIT 1"
     )
+
+
+# --- Grafana panels (dashboards.views) --------------------------------------------------------
+# Raw points over the dashboard's range ($timeFilter) in its step ($__interval); `$name` is a
+# dashboard variable.
+
+
+def grafana_match(tag: str, variable: str) -> str:
+    """The tag matches the dashboard variable (all of its selected values)."""
+    return f"{quote_identifier(tag)} =~ /^${variable}$/"
+
+
+def grafana_tag_values(measurement: str, key: str, where: str = "") -> str:
+    text = (
+        f"SHOW TAG VALUES FROM {quote_identifier(measurement)} WITH KEY = {quote_identifier(key)}"
+    )
+    return f"{text} WHERE {where}" if where else text
+
+
+def grafana_fill_by_target(where: str) -> str:
+    return (
+        'SELECT 100 * (last("kbytes_total") - last("kbytes_free")) / '
+        '(last("kbytes_total") - last("kbytes_free") + last("kbytes_avail")) AS "fill" '
+        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target"'
+    )
+
+
+def grafana_fill(where: str) -> str:
+    return (
+        'SELECT 100 * (last("kbytes_total") - last("kbytes_free")) / '
+        '(last("kbytes_total") - last("kbytes_free") + last("kbytes_avail")) '
+        f'AS "fill" FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} '
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
+    )
+
+
+def grafana_total_fill(where: str) -> str:
+    return (
+        'SELECT 100 * sum("used") / (sum("used") + sum("avail")) AS "fill" FROM '
+        '(SELECT last("kbytes_total") - last("kbytes_free") AS "used", '
+        'last("kbytes_avail") AS "avail" '
+        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target")'
+    )
+
+
+def grafana_oss_bytes(where: str) -> str:
+    return (
+        'SELECT sum("moved") FROM (SELECT spread("read_bytes") + spread("write_bytes") AS "moved" '
+        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target", "server") '
+        'GROUP BY "server"'
+    )
+
+
+def grafana_sensor_table() -> str:
+    return (
+        'SELECT last("collect_seconds") AS "collect seconds", '
+        'last("parse_errors") AS "parse errors", '
+        'last("spooled_points") AS "spooled points" '
+        f'FROM "sensor" WHERE {GRAFANA_WINDOW} GROUP BY "server"'
+    )
+
+
+def grafana_memory(where: str) -> str:
+    return (
+        'SELECT 100 * (1 - last("mem_available_kb") / last("mem_total_kb")) '
+        f'AS "used" FROM "node" WHERE {where} AND {GRAFANA_WINDOW} '
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
+    )
+
+
+def grafana_temperatures(where: str) -> str:
+    return (
+        f'SELECT mean("value") FROM "bmc" WHERE {where} AND "type" = \'temperature\' '
+        f'AND {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}), "sensor" fill(none)'
+    )
+
+
+def grafana_io_sizes(where: str) -> str:
+    return (
+        'SELECT sum("ios") FROM (SELECT spread("read_ios") + spread("write_ios") '
+        f'AS "ios" FROM "brw" WHERE {where} AND "section" = \'disk_io_size\' '
+        f'AND {GRAFANA_WINDOW} GROUP BY "bucket", "server") GROUP BY "bucket"'
+    )
