@@ -251,13 +251,20 @@ def oldest_point_statement(source: Source, measurement: str, field: str, seconds
     )
 
 
-def memory_statement(source: Source, where: str, seconds: int) -> str:
+def _last_in_buckets(
+    source: Source, measurement: str, columns: dict[str, str], where: str, seconds: int
+) -> str:
+    """The last value of each field (``columns``: output name -> field) per time bucket."""
+    selected = ", ".join(f"last({source.field(f)}) AS {name}" for name, f in columns.items())
     return (
-        f"SELECT last({source.field('mem_total_kb')}) AS total, "
-        f"last({source.field('mem_available_kb')}) AS available "
-        f"FROM {source.measurement(schema.NODE.name)} WHERE {where} "
+        f"SELECT {selected} FROM {source.measurement(measurement)} WHERE {where} "
         f"AND {window(seconds)} GROUP BY time({source.step}s) fill(none)"
     )
+
+
+def memory_statement(source: Source, where: str, seconds: int) -> str:
+    columns = {"total": "mem_total_kb", "available": "mem_available_kb"}
+    return _last_in_buckets(source, schema.NODE.name, columns, where, seconds)
 
 
 def temperatures_statement(source: Source, where: str, seconds: int) -> str:
@@ -270,14 +277,8 @@ def temperatures_statement(source: Source, where: str, seconds: int) -> str:
 
 
 def target_fill_statement(source: Source, where: str, seconds: int) -> str:
-    return (
-        f"SELECT last({source.field('kbytes_total')}) AS total, "
-        f"last({source.field('kbytes_free')}) AS free, "
-        f"last({source.field('kbytes_avail')}) AS avail "
-        f"FROM {source.measurement(schema.OST.name)} "
-        f"WHERE {where} AND {window(seconds)} "
-        f"GROUP BY time({source.step}s) fill(none)"
-    )
+    columns = {"total": "kbytes_total", "free": "kbytes_free", "avail": "kbytes_avail"}
+    return _last_in_buckets(source, schema.OST.name, columns, where, seconds)
 
 
 def capacity_statement(where: str, seconds: int) -> str:
