@@ -23,6 +23,8 @@ from sensors import schema
 RAW_UP_TO_SECONDS = 6 * 3600
 MINUTE_UP_TO_SECONDS = 30 * 86400
 POINTS_PER_CHART = 240
+# A downsampled policy is read once it holds this many of its steps (see _first_with_points).
+MIN_STEPS_OF_DATA = 4
 # Capacity and other "latest" values are searched this far back.
 LATEST_WINDOW_SECONDS = 600
 MB = 1_000_000
@@ -76,20 +78,29 @@ def _first_with_points(
 ) -> tuple[list[dict], Source]:
     """Run ``statement(source)`` on the range's sources in turn until one has points.
 
-    Data younger than the range is drawn with a step that fits its age: a rate needs two
-    buckets, and a 90-day chart's 9-hour buckets hold an hour-old rack in one. ``probe`` is a
-    (measurement, field) whose oldest point in the range tells that age.
+    A downsampled policy is read only once it holds a few of its steps of data: young data is
+    in the finer policies in more detail (the 1-minute means of a rack one minute old are one
+    point, its raw points six). Data younger than the range is drawn with a step that fits its
+    age: a rate needs two buckets, and a 90-day chart's 9-hour buckets hold an hour-old rack in
+    one. ``probe`` is a (measurement, field) whose oldest point in the range tells that age.
     """
-    for source in sources_for(range_seconds):
-        (points,) = influx.query_tagged([statement(source)], epoch="s")
-        if points:
-            return points, source
-        age = _age_of_data(source, probe, range_seconds)
-        if age is not None and age < range_seconds / 2:
-            young = _source(source.policy, age)
-            (points,) = influx.query_tagged([statement(young)], epoch="s")
+    sources = sources_for(range_seconds)
+    for source in sources:
+        if source is sources[0] and source.policy is None:
+            # The range's own policy is the raw one: read it as it is, no probe needed.
+            (points,) = influx.query_tagged([statement(source)], epoch="s")
             if points:
-                return points, young
+                return points, source
+            continue
+        age = _age_of_data(source, probe, range_seconds)
+        if age is None:
+            continue
+        if source.policy is not None and age < MIN_STEPS_OF_DATA * POLICY_STEPS[source.policy]:
+            continue  # too young for this policy: the finer one shows it
+        fitted = _source(source.policy, min(range_seconds, age))
+        (points,) = influx.query_tagged([statement(fitted)], epoch="s")
+        if points:
+            return points, fitted
     return [], source_for(range_seconds)
 
 
