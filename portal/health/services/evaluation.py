@@ -240,8 +240,9 @@ def node_name(target: Target) -> str:
 
 def inventory_label(target: rules.TargetFacts) -> str:
     """The inventory's label of a target of the tree (``node_name`` backwards)."""
-    if target.kind == TargetKind.MGT and target.label.endswith("-MGS"):
-        return target.label[: -len("-MGS")] + "-MGT"
+    if target.kind == TargetKind.MGT and schema.is_mgs_label(target.label):
+        fs, _ = schema.split_label(target.label)
+        return schema.target_label(fs, TargetKind.MGT.value)
     return target.label
 
 
