@@ -4,7 +4,7 @@ a server and a target (the drill-down pages), on the InfluxDB schema of DESIGN.m
 Counters are cumulative: rates are ``non_negative_derivative`` per series (one target on one
 server), summed afterwards, so a failover does not show as a jump. Panels read the raw policy
 (the database's default, 7 days); the portal's own charts switch to the 1-minute and 1-hour
-means for longer ranges.
+means for longer ranges. The InfluxQL texts are ``portal.metric_queries``'s, the charts' own.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from grafana_foundation_sdk.models import common as common_models
 from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from dashboards.influxql import DATASOURCE, Query
+from portal import metric_queries as queries
+from sensors import schema
 
 TAGS = ["ostara", "lustre"]
 REFRESH = "10s"
@@ -27,32 +29,6 @@ def _variable(name: str, label: str, query: str) -> dashboard.QueryVariable:
         .datasource(DATASOURCE)
         .refresh(dashboard_models.VariableRefresh.ON_DASHBOARD_LOAD)
         .sort(dashboard_models.VariableSort.ALPHABETICAL_ASC)
-    )
-
-
-def _rate(
-    measurement: str, fields: dict[str, str], where: str, per_series: str = '"target", "server"'
-) -> str:
-    """Per-second rates of counters, per series first and summed after."""
-    inner = ", ".join(
-        f'non_negative_derivative(last("{field}"), 1s) AS "{name}"'
-        for name, field in fields.items()
-    )
-    outer = ", ".join(f'sum("{name}") AS "{name}"' for name in fields)
-    return (
-        f'SELECT {outer} FROM (SELECT {inner} FROM "{measurement}" WHERE {where} AND $timeFilter '
-        f"GROUP BY time($__interval), {per_series}) WHERE $timeFilter "
-        "GROUP BY time($__interval) fill(none)"
-    )
-
-
-def _rate_by(measurement: str, field: str, where: str, by: str) -> str:
-    """One series per value of tag ``by``: the rate of ``field`` summed over its series."""
-    return (
-        f'SELECT sum("rate") FROM (SELECT non_negative_derivative(last("{field}"), 1s) AS "rate" '
-        f'FROM "{measurement}" WHERE {where} AND $timeFilter '
-        f'GROUP BY time($__interval), "target", "server") WHERE $timeFilter '
-        f'GROUP BY time($__interval), "{by}" fill(none)'
     )
 
 
@@ -89,33 +65,37 @@ def _bars(title: str, unit: str, query: Query, width: int = 12, maximum: float |
 
 
 def _fill_by_target(where: str) -> Query:
-    return Query(
-        'SELECT 100 * (last("kbytes_total") - last("kbytes_free")) / '
-        '(last("kbytes_total") - last("kbytes_free") + last("kbytes_avail")) AS "fill" '
-        f'FROM "ost" WHERE {where} AND $timeFilter GROUP BY "target"'
-    ).alias("$tag_target")
+    return Query(queries.grafana_fill_by_target(where)).alias("$tag_target")
 
 
 def _oss_bytes(where: str) -> Query:
-    return Query(
-        'SELECT sum("moved") FROM (SELECT spread("read_bytes") + spread("write_bytes") AS "moved" '
-        f'FROM "ost" WHERE {where} AND $timeFilter GROUP BY "target", "server") GROUP BY "server"'
-    ).alias("$tag_server")
+    return Query(queries.grafana_oss_bytes(where)).alias("$tag_server")
 
 
 def _throughput(where: str) -> Query:
-    return Query(_rate("ost", {"read": "read_bytes", "write": "write_bytes"}, where))
+    return Query(
+        queries.grafana_rate_statement(
+            schema.OST.name, {"read": "read_bytes", "write": "write_bytes"}, where
+        )
+    )
+
+
+def _rate_by(field: str, where: str, by: str) -> str:
+    """One series per value of tag ``by``: the rate of an `ost` field summed over its series."""
+    return queries.grafana_rate_statement(schema.OST.name, {"rate": field}, where, by=(by,))
 
 
 def filesystem() -> dashboard.Dashboard:
-    where = '"fs" =~ /^$fs$/'
+    where = queries.grafana_match(schema.FS, "fs")
     return (
         dashboard.Dashboard("Ostara · filesystem")
         .uid("ostara-filesystem")
         .tags(TAGS)
         .refresh(REFRESH)
         .time("now-1h", "now")
-        .with_variable(_variable("fs", "Filesystem", 'SHOW TAG VALUES FROM "ost" WITH KEY = "fs"'))
+        .with_variable(
+            _variable("fs", "Filesystem", queries.grafana_tag_values(schema.OST.name, schema.FS))
+        )
         .with_panel(_timeseries("Throughput", "Bps", _throughput(where), width=24))
         .with_panel(
             _bars("Capacity used per OST (OST balance)", "percent", _fill_by_target(where), 16, 100)
@@ -129,24 +109,17 @@ def filesystem() -> dashboard.Dashboard:
             .height(8)
             .min(0)
             .max(100)
-            .with_target(
-                Query(
-                    'SELECT 100 * sum("used") / (sum("used") + sum("avail")) AS "fill" FROM '
-                    '(SELECT last("kbytes_total") - last("kbytes_free") AS "used", '
-                    'last("kbytes_avail") AS "avail" '
-                    f'FROM "ost" WHERE {where} AND $timeFilter GROUP BY "target")'
-                )
-            )
+            .with_target(Query(queries.grafana_total_fill(where)))
         )
         .with_panel(_bars("Bytes moved per OSS (OSS balance)", "bytes", _oss_bytes(where)))
         .with_panel(
             _timeseries(
                 "Throughput per OSS",
                 "Bps",
-                Query(_rate_by("ost", "write_bytes", where, "server"))
+                Query(_rate_by("write_bytes", where, schema.SERVER))
                 .ref_id("A")
                 .alias("$tag_server write"),
-                Query(_rate_by("ost", "read_bytes", where, "server"))
+                Query(_rate_by("read_bytes", where, schema.SERVER))
                 .ref_id("B")
                 .alias("$tag_server read"),
             )
@@ -157,33 +130,28 @@ def filesystem() -> dashboard.Dashboard:
             .datasource(DATASOURCE)
             .span(24)
             .height(7)
-            .with_target(
-                Query(
-                    'SELECT last("collect_seconds") AS "collect seconds", '
-                    'last("parse_errors") AS "parse errors", '
-                    'last("spooled_points") AS "spooled points" '
-                    'FROM "sensor" WHERE $timeFilter GROUP BY "server"'
-                ).table()
-            )
+            .with_target(Query(queries.grafana_sensor_table()).table())
         )
     )
 
 
 def ssu() -> dashboard.Dashboard:
-    where = '"ssu" =~ /^$ssu$/'
+    where = queries.grafana_match(schema.SSU, "ssu")
     return (
         dashboard.Dashboard("Ostara · SSU")
         .uid("ostara-ssu")
         .tags(TAGS)
         .refresh(REFRESH)
         .time("now-1h", "now")
-        .with_variable(_variable("ssu", "SSU", 'SHOW TAG VALUES FROM "ost" WITH KEY = "ssu"'))
+        .with_variable(
+            _variable("ssu", "SSU", queries.grafana_tag_values(schema.OST.name, schema.SSU))
+        )
         .with_panel(_timeseries("Throughput", "Bps", _throughput(where)))
         .with_panel(
             _timeseries(
                 "Write throughput per OSS",
                 "Bps",
-                Query(_rate_by("ost", "write_bytes", where, "server")).alias("$tag_server"),
+                Query(_rate_by("write_bytes", where, schema.SERVER)).alias("$tag_server"),
             )
         )
         .with_panel(_bars("Capacity used per OST", "percent", _fill_by_target(where), 16, 100))
@@ -192,7 +160,8 @@ def ssu() -> dashboard.Dashboard:
 
 
 def server() -> dashboard.Dashboard:
-    where = '"server" =~ /^$server$/'
+    where = queries.grafana_match(schema.SERVER, "server")
+    # The shares drawn: the other kinds of CPU time are small beside these.
     cpu_kinds = ("user", "system", "iowait", "idle")
     return (
         dashboard.Dashboard("Ostara · server")
@@ -201,18 +170,20 @@ def server() -> dashboard.Dashboard:
         .refresh(REFRESH)
         .time("now-1h", "now")
         .with_variable(
-            _variable("server", "Server", 'SHOW TAG VALUES FROM "node" WITH KEY = "server"')
+            _variable(
+                "server", "Server", queries.grafana_tag_values(schema.NODE.name, schema.SERVER)
+            )
         )
         .with_panel(
             _timeseries(
                 "CPU (share of time)",
                 "percentunit",
                 Query(
-                    _rate(
-                        "node",
+                    queries.grafana_rate_statement(
+                        schema.NODE.name,
                         {kind: f"cpu_{kind}" for kind in cpu_kinds},
                         where,
-                        per_series='"server"',
+                        per_series=queries.PER_SERVER,
                     )
                 ),
             ).stacking(common.StackingConfig().mode(common_models.StackingMode.PERCENT))
@@ -221,21 +192,14 @@ def server() -> dashboard.Dashboard:
             _timeseries(
                 "Memory used",
                 "percent",
-                Query(
-                    'SELECT 100 * (1 - last("mem_available_kb") / last("mem_total_kb")) '
-                    f'AS "used" FROM "node" WHERE {where} AND $timeFilter '
-                    "GROUP BY time($__interval) fill(none)"
-                ),
+                Query(queries.grafana_memory(where)),
             )
         )
         .with_panel(
             _timeseries(
                 "Temperatures (BMC)",
                 "celsius",
-                Query(
-                    f'SELECT mean("value") FROM "bmc" WHERE {where} AND "type" = \'temperature\' '
-                    'AND $timeFilter GROUP BY time($__interval), "sensor" fill(none)'
-                ).alias("$tag_sensor"),
+                Query(queries.grafana_temperatures(where)).alias("$tag_sensor"),
             )
         )
         .with_panel(
@@ -243,11 +207,11 @@ def server() -> dashboard.Dashboard:
                 "LNet traffic",
                 "Bps",
                 Query(
-                    _rate(
-                        "lnet",
+                    queries.grafana_rate_statement(
+                        schema.LNET.name,
                         {"send": "send_bytes", "receive": "recv_bytes"},
                         where,
-                        per_series='"server"',
+                        per_series=queries.PER_SERVER,
                     )
                 ),
             )
@@ -259,19 +223,25 @@ def server() -> dashboard.Dashboard:
 
 
 def target() -> dashboard.Dashboard:
-    where = '"fs" =~ /^$fs$/ AND "target" =~ /^$target$/'
+    fs_match = queries.grafana_match(schema.FS, "fs")
+    target_match = queries.grafana_match(schema.TARGET, "target")
+    where = f"{fs_match} AND {target_match}"
     return (
         dashboard.Dashboard("Ostara · target")
         .uid("ostara-target")
         .tags(TAGS)
         .refresh(REFRESH)
         .time("now-1h", "now")
-        .with_variable(_variable("fs", "Filesystem", 'SHOW TAG VALUES FROM "ost" WITH KEY = "fs"'))
+        .with_variable(
+            _variable("fs", "Filesystem", queries.grafana_tag_values(schema.OST.name, schema.FS))
+        )
         .with_variable(
             _variable(
                 "target",
                 "Target",
-                'SHOW TAG VALUES FROM "ost" WITH KEY = "target" WHERE "fs" =~ /^$fs$/',
+                queries.grafana_tag_values(
+                    schema.OST.name, schema.TARGET, queries.grafana_match(schema.FS, "fs")
+                ),
             )
         )
         .with_panel(_timeseries("Throughput", "Bps", _throughput(where)))
@@ -279,30 +249,25 @@ def target() -> dashboard.Dashboard:
             _timeseries(
                 "IOPS",
                 "iops",
-                Query(_rate("ost", {"read": "read_calls", "write": "write_calls"}, where)),
+                Query(
+                    queries.grafana_rate_statement(
+                        schema.OST.name, {"read": "read_calls", "write": "write_calls"}, where
+                    )
+                ),
             )
         )
         .with_panel(
             _timeseries(
                 "Fill",
                 "percent",
-                Query(
-                    'SELECT 100 * (last("kbytes_total") - last("kbytes_free")) / '
-                    '(last("kbytes_total") - last("kbytes_free") + last("kbytes_avail")) '
-                    f'AS "fill" FROM "ost" WHERE {where} AND $timeFilter '
-                    "GROUP BY time($__interval) fill(none)"
-                ),
+                Query(queries.grafana_fill(where)),
             )
         )
         .with_panel(
             _bars(
                 "Disk I/O sizes in the range (brw_stats)",
                 "short",
-                Query(
-                    'SELECT sum("ios") FROM (SELECT spread("read_ios") + spread("write_ios") '
-                    f'AS "ios" FROM "brw" WHERE {where} AND "section" = \'disk_io_size\' '
-                    'AND $timeFilter GROUP BY "bucket", "server") GROUP BY "bucket"'
-                ).alias("$tag_bucket"),
+                Query(queries.grafana_io_sizes(where)).alias("$tag_bucket"),
             )
         )
     )

@@ -2,7 +2,8 @@
 
 InfluxDB 1.x speaks HTTP: ``/ping``, ``/write`` with line protocol and ``/query`` with InfluxQL.
 The ``influxdb`` 5.3 client handles the query side; writes of pre-encoded line protocol go
-through it too, so there is one connection setting and one error type for callers.
+through it too, so there is one connection setting and one error type for callers. The
+InfluxQL texts themselves are in ``portal.metric_queries``.
 """
 
 from __future__ import annotations
@@ -84,23 +85,6 @@ def query_tagged(statements: list[str], epoch: str = "ms") -> list[list[dict]]:
                 points.append(point)
         answers.append(points)
     return answers
-
-
-def latest_statement(measurement: str, fields: list[str], window_seconds: int) -> str:
-    """InfluxQL for the newest point of every series of ``measurement`` within the window."""
-    selected = ", ".join(quote_identifier(name) for name in fields) if fields else "*"
-    return (
-        f"SELECT {selected} FROM {quote_identifier(measurement)} "
-        f"WHERE time > now() - {int(window_seconds)}s GROUP BY * ORDER BY time DESC LIMIT 1"
-    )
-
-
-def quote_identifier(name: str) -> str:
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def quote_string(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def retention_policies() -> list[str]:

@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 
+from sensors import schema
 from sensors.collect import Collector, sensor_fields
 from sensors.config import SensorConfig
 from sensors.sender import InfluxWriter, Sender
@@ -54,7 +55,7 @@ class Agent:
         fields = sensor_fields(
             rnd, self.spool.points, self.spool.dropped_points, self.spool.rejected_points
         )
-        rnd.add("sensor", {}, fields)
+        rnd.add(schema.SENSOR_MEASUREMENT.name, {}, fields)
         self.sender.send(rnd.lines, replay_seconds=self.config.interval * REPLAY_SHARE)
         self.rounds += 1
         log.debug(

@@ -29,6 +29,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple, Protocol
 
+from sensors import schema
 from sensors.bmc import run_command
 from sensors.rounds import Round
 
@@ -144,6 +145,6 @@ def collect_arrays(rnd: Round, source: ArraySource, where: str) -> None:
     for item in components:
         rnd.add(
             "array",
-            {"array": item.array, "component": item.component, "id": item.id},
+            {schema.ARRAY: item.array, schema.COMPONENT: item.component, schema.ID: item.id},
             {"state": item.state, "ok": 1 if item.ok else 0},
         )

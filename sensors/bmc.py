@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 
+from sensors import schema
 from sensors.rounds import Round
 
 _NUMBER_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(.*)$")
@@ -116,4 +117,6 @@ def collect_bmc(rnd: Round, command: str, timeout: float = 20.0) -> None:
         for key in ("upper_nc", "upper_cr"):
             if key in sensor:
                 fields[key] = sensor[key]
-        rnd.add("bmc", {"sensor": sensor["name"], "type": sensor["type"]}, fields)
+        rnd.add(
+            schema.BMC.name, {schema.SENSOR: sensor["name"], schema.TYPE: sensor["type"]}, fields
+        )

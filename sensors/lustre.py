@@ -8,6 +8,7 @@ release from 2.10 to 2.16, so a dashboard query does not care which release a se
 
 from __future__ import annotations
 
+from sensors import schema
 from sensors.brw import read_brw_rows
 from sensors.jobstats import JobStatsReader
 from sensors.layout import LustreTree, read_text
@@ -18,26 +19,6 @@ from sensors.parsers import (
     parse_stats,
 )
 from sensors.rounds import Round
-
-# brw_stats sections written as `brw` points (DESIGN §6). The ldiskfs-only sections and
-# `block maps msec` are left out to keep the number of series down.
-BRW_SECTIONS = (
-    "pages_per_bulk_rw",
-    "discontiguous_pages",
-    "disk_ios_in_flight",
-    "io_time",
-    "disk_io_size",
-)
-
-# Single-value parameters: file name -> field name.
-CAPACITY_FILES = {
-    "kbytestotal": "kbytes_total",
-    "kbytesfree": "kbytes_free",
-    "kbytesavail": "kbytes_avail",
-    "filestotal": "files_total",
-    "filesfree": "files_free",
-}
-TARGET_VALUE_FILES = {"num_exports": "num_exports", "eviction_count": "evictions"}
 
 _TIME_UNITS = {"usecs": "_usecs", "usec": "_usecs", "secs": "_secs", "sec": "_secs"}
 
@@ -76,15 +57,6 @@ def counter_fields(counters: dict[str, dict], fields: dict) -> dict:
     return fields
 
 
-def split_target(device: str) -> tuple[str, str] | None:
-    """`lustrefs-OST0000` -> ("lustrefs", "OST0000"); `OST0001` -> ("", "OST0001"); None for
-    devices that are not targets (`MGS`, `OSS`)."""
-    fs, _, target = device.rpartition("-")
-    if len(target) >= 7 and target[:3] in ("OST", "MDT"):
-        return fs, target
-    return None
-
-
 def recovery_fields(status: dict, fields: dict) -> None:
     if "status" in status:
         fields["recovery_status"] = str(status["status"])
@@ -121,13 +93,13 @@ def _brw_points(rnd: Round, tail: str, path: str) -> None:
     if text is None:
         return
     try:
-        sections = read_brw_rows(text, BRW_SECTIONS)
+        sections = read_brw_rows(text, schema.BRW_SECTIONS)
     except Exception as error:  # the reference parser refused it: skip this file only
         rnd.problem(path, error)
         return
     lines = rnd.lines
     timestamp = rnd.timestamp
-    for section in BRW_SECTIONS:
+    for section in schema.BRW_SECTIONS:
         for bucket, read_ios, write_ios in sections.get(section, ()):
             if not bucket.isalnum():  # buckets are `128`, `4K`, `1M`: nothing to escape
                 bucket = escape_key(bucket)
@@ -173,12 +145,12 @@ def collect_targets(tree: LustreTree, rnd: Round, kind: str, jobs: JobStatsReade
     osd_dirs = tree.device_dirs(tree.osd_types())
     count = 0
     for device, directories in sorted(tree.device_dirs([obd_type]).items()):
-        ident = split_target(device)
+        ident = schema.split_device(device)
         if ident is None:
             continue
         count += 1
         fs, target = ident
-        tags = {"fs": fs, "target": target}
+        tags = {schema.FS: fs, schema.TARGET: target}
         own = tree.device_files(directories)
         osd = tree.device_files(osd_dirs[device]) if device in osd_dirs else {}
         fields: dict = {}
@@ -186,8 +158,8 @@ def collect_targets(tree: LustreTree, rnd: Round, kind: str, jobs: JobStatsReade
             stats = rnd.parse(own[stats_file], parse_stats)
             if stats is not None:
                 counter_fields(stats["counters"], fields)
-        _values(rnd, [own, osd], CAPACITY_FILES, fields)
-        _values(rnd, [own], TARGET_VALUE_FILES, fields)
+        _values(rnd, [own, osd], schema.CAPACITY_FILES, fields)
+        _values(rnd, [own], schema.TARGET_VALUE_FILES, fields)
         if "recovery_status" in own:
             status = rnd.parse(own["recovery_status"], parse_recovery_status)
             if status is not None:
@@ -211,4 +183,8 @@ def collect_oss_services(tree: LustreTree, rnd: Round) -> None:
             continue
         stats = rnd.parse(files["stats"], parse_stats)
         if stats is not None:
-            rnd.add("oss_service", {"service": service}, counter_fields(stats["counters"], {}))
+            rnd.add(
+                schema.OSS_SERVICE.name,
+                {schema.SERVICE: service},
+                counter_fields(stats["counters"], {}),
+            )

@@ -9,41 +9,10 @@ from __future__ import annotations
 
 import os
 
+from sensors import schema
 from sensors.layout import LustreTree
 from sensors.parsers import parse_health_check, parse_lnet_stats
 from sensors.rounds import Round
-
-CPU_FIELDS = (
-    "cpu_user",
-    "cpu_nice",
-    "cpu_system",
-    "cpu_idle",
-    "cpu_iowait",
-    "cpu_irq",
-    "cpu_softirq",
-    "cpu_steal",
-)
-MEMINFO_FIELDS = {
-    "MemTotal": "mem_total_kb",
-    "MemFree": "mem_free_kb",
-    "MemAvailable": "mem_available_kb",
-    "Buffers": "mem_buffers_kb",
-    "Cached": "mem_cached_kb",
-}
-# LNet `stats` names (parsers.LNET_STATS_FIELDS) -> our fields; lengths are bytes.
-LNET_FIELDS = {
-    "msgs_alloc": "msgs_alloc",
-    "msgs_max": "msgs_max",
-    "errors": "errors",
-    "send_count": "send_count",
-    "recv_count": "recv_count",
-    "route_count": "route_count",
-    "drop_count": "drop_count",
-    "send_length": "send_bytes",
-    "recv_length": "recv_bytes",
-    "route_length": "route_bytes",
-    "drop_length": "drop_bytes",
-}
 
 
 def parse_proc_stat(text: str) -> dict[str, int]:
@@ -51,7 +20,7 @@ def parse_proc_stat(text: str) -> dict[str, int]:
     for row in text.splitlines():
         if row.startswith("cpu "):
             values = [int(v) for v in row.split()[1:]]
-            return dict(zip(CPU_FIELDS, values, strict=False))
+            return dict(zip(schema.CPU_FIELDS, values, strict=False))
     raise ValueError("no aggregate cpu line")
 
 
@@ -59,17 +28,17 @@ def parse_meminfo(text: str) -> dict[str, int]:
     fields = {}
     for row in text.splitlines():
         name, _, rest = row.partition(":")
-        field = MEMINFO_FIELDS.get(name)
+        field = schema.MEMINFO_FIELDS.get(name)
         if field:
             fields[field] = int(rest.split()[0])
-    if "mem_total_kb" not in fields:
+    if schema.MEMINFO_FIELDS["MemTotal"] not in fields:
         raise ValueError("no MemTotal line")
     return fields
 
 
 def parse_loadavg(text: str) -> dict[str, float]:
     one, five, fifteen = (float(v) for v in text.split()[:3])
-    return {"load1": one, "load5": five, "load15": fifteen}
+    return dict(zip(schema.LOAD_FIELDS, (one, five, fifteen), strict=True))
 
 
 def collect_node(tree: LustreTree, rnd: Round, role: str) -> None:
@@ -88,8 +57,8 @@ def collect_node(tree: LustreTree, rnd: Round, role: str) -> None:
     if health_path:
         health = rnd.parse(health_path, parse_health_check)
         if health is not None:
-            fields["lustre_healthy"] = 1 if health["healthy"] else 0
-    rnd.add("node", {"role": role}, fields)
+            fields[schema.LUSTRE_HEALTHY] = 1 if health["healthy"] else 0
+    rnd.add(schema.NODE.name, {schema.ROLE: role}, fields)
 
 
 def collect_lnet(tree: LustreTree, rnd: Round) -> None:
@@ -98,4 +67,8 @@ def collect_lnet(tree: LustreTree, rnd: Round) -> None:
         return
     stats = rnd.parse(path, parse_lnet_stats)
     if stats is not None:
-        rnd.add("lnet", {}, {LNET_FIELDS[name]: value for name, value in stats.items()})
+        rnd.add(
+            schema.LNET.name,
+            {},
+            {schema.LNET_COUNTER_FIELDS[name]: value for name, value in stats.items()},
+        )

@@ -31,6 +31,7 @@ import re
 import shlex
 import subprocess
 
+from sensors import schema
 from sensors.bmc import run_command
 from sensors.rounds import Round
 
@@ -125,13 +126,13 @@ def collect_cluster(rnd: Round, command: str, timeout: float) -> None:
         output = run_command(command, timeout)
     except RuntimeError:
         # Corosync does not answer: the cluster stack is not running here.
-        rnd.add("cluster", {}, {"running": 0})
+        rnd.add(schema.CLUSTER.name, {}, {"running": 0})
         return
     except COMMAND_FAILURES as error:
         rnd.problem(f"cluster command {command!r}", error)
         return
     try:
-        rnd.add("cluster", {}, parse_corosync_status(output))
+        rnd.add(schema.CLUSTER.name, {}, parse_corosync_status(output))
     except ValueError as error:
         rnd.problem(f"cluster command {command!r}", error)
 
@@ -143,9 +144,9 @@ def collect_multipath(rnd: Round, command: str, timeout: float) -> None:
         rnd.problem(f"multipath command {command!r}", error)
         return
     for device, fields in sorted(maps.items()):
-        rnd.add("multipath", {"device": device}, fields)
+        rnd.add(schema.MULTIPATH.name, {schema.DEVICE: device}, fields)
     rnd.add(
-        "multipath",
+        schema.MULTIPATH.name,
         {},
         {
             "maps": len(maps),
@@ -173,20 +174,22 @@ def collect_lnet_state(rnd: Round, lnetctl: str, peers: tuple[str, ...], timeout
             return
     if peers:
         fields.update(peers_pinged=len(peers), peer_ping_ok=answered)
-    rnd.add("lnet", {}, fields)
+    rnd.add(schema.LNET.name, {}, fields)
 
 
 def collect_partner_power(rnd: Round, host: str, command: str, timeout: float) -> None:
-    tags = {"server": host, "polled_by": rnd.tags.get("server", "")}
+    tags = {schema.SERVER: host, schema.POLLED_BY: rnd.tags.get(schema.SERVER, "")}
     try:
         output = run_command(command, timeout)
     except (RuntimeError, subprocess.TimeoutExpired):
-        rnd.add("bmc_power", tags, {"answered": 0})  # no session: BMC or network down
+        rnd.add(schema.BMC_POWER.name, tags, {"answered": 0})  # no session: BMC or network down
         return
     except COMMAND_FAILURES as error:
         rnd.problem(f"partner BMC command for {host}", error)
         return
     try:
-        rnd.add("bmc_power", tags, {"answered": 1, "power_on": parse_power_status(output)})
+        rnd.add(
+            schema.BMC_POWER.name, tags, {"answered": 1, "power_on": parse_power_status(output)}
+        )
     except ValueError as error:
         rnd.problem(f"partner BMC command for {host}", error)

@@ -7,5 +7,5 @@ targets), `operations` (what the commands change), `workload` (jobs, scenarios, 
 `counters` (Lustre 2.15 text formats), `procfs` (each server's root tree), `perf` (performance
 model), `cluster` (Pacemaker through crm_simulate), `failures` (the failure matrix),
 `provision` (fast build of a plan), `commands` (the virtual tools), `cli` (`python -m
-simulator`), `bench` (`python -m simulator.bench`). See simulator/README.md.
+simulator`); its benchmark is `python -m benchmarks.rack`. See simulator/README.md.
 """

@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sensors import schema
+
 # Lustre's allocator leaves round-robin placement past this fill difference (qos_threshold_rr).
 QOS_THRESHOLD_RR_POINTS = 17.0
 DEFAULT_OVERLOAD_MARGIN = 0.25
@@ -67,8 +69,8 @@ def field_delta(points: list[Point], name: str) -> float:
     )
 
 
-def target_label(fs: str, target: str) -> str:
-    return f"{fs}-{target}" if fs else target
+# One label rule for sensors, health, charts and analytics.
+target_label = schema.target_label
 
 
 # --- OSS load imbalance -----------------------------------------------------------------------

@@ -24,6 +24,7 @@ from portal.health.models import HealthSettings, HealthStatus, StatusChange
 from portal.health.services import changes, charts, check_all
 from portal.health.services.evaluation import cached_trees, last_checked, object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
+from sensors import schema
 
 RECENT_CHANGES = 15
 HISTORY_LENGTH = 50
@@ -112,7 +113,7 @@ def _tile(unit: dict) -> dict:
         if kind == NodeKind.SERVER:
             cell["url"] = reverse("health:server", args=[name])
         elif kind == NodeKind.TARGET:
-            if name.endswith("-MGS"):
+            if schema.is_mgs_label(name):
                 cell["text"] = "M"
             else:
                 cell["text"] = name[-2:]

@@ -15,8 +15,8 @@ from sensors.jobstats import (
     fast_job_blocks,
     reference_jobs,
 )
-from sensors.lustre import BRW_SECTIONS
 from sensors.parsers import job_bytes, parse_job_stats, parse_lctl_get_param
+from sensors.schema import BRW_SECTIONS
 from sensors.tests import FIXTURES, fixture_text
 from sensors.tests.lp import parse_line
 

@@ -26,7 +26,7 @@ def simulator(rack: Path, *args: str) -> str:
 
 
 def build_rack(rack: Path) -> Path:
-    from simulator.bench import mds_spec, ssu_spec
+    from benchmarks.specs import mds_spec, ssu_spec
 
     rack.parent.mkdir(parents=True, exist_ok=True)
     specs = {"mds.json": mds_spec(), "ssu.json": ssu_spec(1)}

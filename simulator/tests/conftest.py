@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.specs import mds_spec
 from provisioning.planner import make_plan
 from simulator import provision
-from simulator.bench import mds_spec
 from simulator.rack import Rack
 
 # The benchmark's MDS pair: one spec for the rack tests and the benchmark.

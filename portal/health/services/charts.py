@@ -5,7 +5,7 @@ server) summed afterwards: a target that fails over starts a new series and is n
 jump. A range picks its retention policy: raw points up to 6 hours, the 1-minute means up to 30
 days, the 1-hour means beyond (the policies and continuous queries ``influxdb_setup`` creates);
 in the downsampled policies a field ``x`` is ``mean_x`` (the continuous queries keep the mean
-of every field).
+of every field). The InfluxQL texts are in ``portal.metric_queries``.
 """
 
 from __future__ import annotations
@@ -15,36 +15,21 @@ import time
 from dataclasses import dataclass
 
 from portal import influx
+from portal import metric_queries as queries
 from portal.health.choices import CHART_RANGES
+from portal.metric_queries import HOUR_POLICY, MINUTE_POLICY, POLICY_STEPS, Source
+from sensors import schema
 
 RAW_UP_TO_SECONDS = 6 * 3600
 MINUTE_UP_TO_SECONDS = 30 * 86400
-# Retention policies of the 1-minute and 1-hour means (influxdb_setup).
-MINUTE_POLICY = "minute"
-HOUR_POLICY = "hour"
 POINTS_PER_CHART = 240
+# A downsampled policy is read once it holds this many of its steps (see _first_with_points).
+MIN_STEPS_OF_DATA = 4
 # Capacity and other "latest" values are searched this far back.
 LATEST_WINDOW_SECONDS = 600
 MB = 1_000_000
 
 _policies: tuple[float, set[str]] = (0.0, set())
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where a range's points come from: a retention policy (None = the default, raw) and the
-    GROUP BY step in seconds."""
-
-    policy: str | None
-    step: int
-
-    def measurement(self, name: str) -> str:
-        if self.policy is None:
-            return influx.quote_identifier(name)
-        return f"{influx.quote_identifier(self.policy)}.{influx.quote_identifier(name)}"
-
-    def field(self, name: str) -> str:
-        return influx.quote_identifier(name if self.policy is None else f"mean_{name}")
 
 
 def available_policies() -> set[str]:
@@ -71,15 +56,21 @@ def sources_for(range_seconds: int, policies: set[str] | None = None) -> list[So
     nothing while the data exists."""
     policies = available_policies() if policies is None else policies
     if range_seconds <= RAW_UP_TO_SECONDS:
-        wanted = [(None, 10)]
+        wanted = [None]
     elif range_seconds <= MINUTE_UP_TO_SECONDS:
-        wanted = [(MINUTE_POLICY, 60), (None, 10)]
+        wanted = [MINUTE_POLICY, None]
     else:
-        wanted = [(HOUR_POLICY, 3600), (MINUTE_POLICY, 60), (None, 10)]
+        wanted = [HOUR_POLICY, MINUTE_POLICY, None]
     # A policy not set up (yet) is skipped: the raw points, thinned by a wider step.
-    usable = [(policy, base) for policy, base in wanted if policy is None or policy in policies]
-    step_wanted = range_seconds // POINTS_PER_CHART
-    return [Source(policy, -(-max(base, step_wanted) // base) * base) for policy, base in usable]
+    usable = [policy for policy in wanted if policy is None or policy in policies]
+    return [_source(policy, range_seconds) for policy in usable]
+
+
+def _source(policy: str | None, seconds: float) -> Source:
+    """The policy's points in the step that draws ``seconds`` in about POINTS_PER_CHART."""
+    base = POLICY_STEPS[policy]
+    wanted = max(base, int(seconds) // POINTS_PER_CHART)
+    return Source(policy, -(-wanted // base) * base)
 
 
 def _first_with_points(
@@ -87,32 +78,36 @@ def _first_with_points(
 ) -> tuple[list[dict], Source]:
     """Run ``statement(source)`` on the range's sources in turn until one has points.
 
-    Data younger than the range is drawn with a step that fits its age: a rate needs two
-    buckets, and a 90-day chart's 9-hour buckets hold an hour-old rack in one. ``probe`` is a
-    (measurement, field) whose oldest point in the range tells that age.
+    A downsampled policy is read only once it holds a few of its steps of data: young data is
+    in the finer policies in more detail (the 1-minute means of a rack one minute old are one
+    point, its raw points six). Data younger than the range is drawn with a step that fits its
+    age: a rate needs two buckets, and a 90-day chart's 9-hour buckets hold an hour-old rack in
+    one. ``probe`` is a (measurement, field) whose oldest point in the range tells that age.
     """
-    for source in sources_for(range_seconds):
-        (points,) = influx.query_tagged([statement(source)], epoch="s")
-        if points:
-            return points, source
-        age = _age_of_data(source, probe, range_seconds)
-        if age is not None and age < range_seconds / 2:
-            base = {None: 10, MINUTE_POLICY: 60, HOUR_POLICY: 3600}[source.policy]
-            wanted = max(base, int(age) // POINTS_PER_CHART)
-            young = Source(source.policy, -(-wanted // base) * base)
-            (points,) = influx.query_tagged([statement(young)], epoch="s")
+    sources = sources_for(range_seconds)
+    for source in sources:
+        if source is sources[0] and source.policy is None:
+            # The range's own policy is the raw one: read it as it is, no probe needed.
+            (points,) = influx.query_tagged([statement(source)], epoch="s")
             if points:
-                return points, young
+                return points, source
+            continue
+        age = _age_of_data(source, probe, range_seconds)
+        if age is None:
+            continue
+        if source.policy is not None and age < MIN_STEPS_OF_DATA * POLICY_STEPS[source.policy]:
+            continue  # too young for this policy: the finer one shows it
+        fitted = _source(source.policy, min(range_seconds, age))
+        (points,) = influx.query_tagged([statement(fitted)], epoch="s")
+        if points:
+            return points, fitted
     return [], source_for(range_seconds)
 
 
 def _age_of_data(source: Source, probe: tuple[str, str], range_seconds: int) -> float | None:
     """Seconds since the oldest point of the probe within the range, in that source."""
     measurement, field = probe
-    statement = (
-        f"SELECT first({source.field(field)}) FROM {source.measurement(measurement)} "
-        f"WHERE {_window(range_seconds)}"
-    )
+    statement = queries.oldest_point_statement(source, measurement, field, range_seconds)
     (points,) = influx.query_tagged([statement], epoch="s")
     return time.time() - points[0]["time"] if points else None
 
@@ -133,30 +128,18 @@ class Scope:
 
     @classmethod
     def filesystem(cls, name: str) -> Scope:
-        return cls(f'"fs" = {influx.quote_string(name)}')
+        return cls(queries.filesystem_condition(name))
 
     @classmethod
     def servers(cls, hostnames: list[str]) -> Scope:
-        if not hostnames:
-            return cls("false")
-        return cls(
-            "(" + " OR ".join(f'"server" = {influx.quote_string(h)}' for h in hostnames) + ")"
-        )
+        return cls(queries.servers_condition(hostnames))
 
     @classmethod
     def target(cls, label: str) -> Scope:
-        fs, _, target = label.rpartition("-")
-        condition = f'"target" = {influx.quote_string(target)}'
-        if fs:
-            condition = f'"fs" = {influx.quote_string(fs)} AND {condition}'
-        return cls(condition)
+        return cls(queries.target_condition(label))
 
 
 # --- charts -----------------------------------------------------------------------------------
-
-
-def _window(seconds: int) -> str:
-    return f"time > now() - {int(seconds)}s"
 
 
 def _rates(
@@ -164,26 +147,17 @@ def _rates(
     fields: dict[str, str],
     scope: Scope,
     seconds: int,
-    per_series: str = "target, server",
+    per_series: tuple[str, ...] = queries.PER_TARGET,
     scale: float = 1.0,
 ) -> dict:
     """Per-second rates of counters, summed over the scope's series, in time buckets.
 
     ``fields`` maps a chart series name to a counter field.
     """
-    quote = influx.quote_identifier
-    outer = ", ".join(f"sum({quote(name)}) AS {quote(name)}" for name in fields)
 
     def statement(source: Source) -> str:
-        inner = ", ".join(
-            f"non_negative_derivative(last({source.field(field)}), 1s) AS {quote(name)}"
-            for name, field in fields.items()
-        )
-        return (
-            f"SELECT {outer} FROM (SELECT {inner} FROM {source.measurement(measurement)} "
-            f"WHERE {scope.where} AND {_window(seconds + source.step)} "
-            f"GROUP BY time({source.step}s), {per_series}) "
-            f"WHERE {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
+        return queries.chart_rate_statement(
+            measurement, fields, scope.where, source, seconds, per_series
         )
 
     points, source = _first_with_points(
@@ -207,24 +181,26 @@ def _columns(points: list[dict], names: list[str], scale: float, source: Source)
 
 def throughput(scope: Scope, seconds: int) -> dict:
     """Read and write MB/s."""
-    chart = _rates("ost", {"read": "read_bytes", "write": "write_bytes"}, scope, seconds, scale=MB)
+    chart = _rates(
+        schema.OST.name, {"read": "read_bytes", "write": "write_bytes"}, scope, seconds, scale=MB
+    )
     chart["unit"] = "MB/s"
     return chart
 
 
 def iops(scope: Scope, seconds: int) -> dict:
-    chart = _rates("ost", {"read": "read_calls", "write": "write_calls"}, scope, seconds)
+    chart = _rates(schema.OST.name, {"read": "read_calls", "write": "write_calls"}, scope, seconds)
     chart["unit"] = "IO/s"
     return chart
 
 
 def lnet(hostname: str, seconds: int) -> dict:
     chart = _rates(
-        "lnet",
+        schema.LNET.name,
         {"send": "send_bytes", "receive": "recv_bytes"},
         Scope.servers([hostname]),
         seconds,
-        per_series="server",
+        per_series=queries.PER_SERVER,
         scale=MB,
     )
     chart["unit"] = "MB/s"
@@ -233,13 +209,9 @@ def lnet(hostname: str, seconds: int) -> dict:
 
 def cpu(hostname: str, seconds: int) -> dict:
     """Busy share of the CPU by kind (user, system, iowait), in percent."""
-    kinds = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    kinds = {field.removeprefix("cpu_"): field for field in schema.CPU_FIELDS}
     chart = _rates(
-        "node",
-        {kind: f"cpu_{kind}" for kind in kinds},
-        Scope.servers([hostname]),
-        seconds,
-        per_series="server",
+        schema.NODE.name, kinds, Scope.servers([hostname]), seconds, per_series=queries.PER_SERVER
     )
     series = chart["series"]
     shown = {"user": [], "system": [], "iowait": []}
@@ -258,13 +230,8 @@ def cpu(hostname: str, seconds: int) -> dict:
 def memory(hostname: str, seconds: int) -> dict:
     points, source = _first_with_points(
         seconds,
-        lambda source: (
-            f"SELECT last({source.field('mem_total_kb')}) AS total, "
-            f"last({source.field('mem_available_kb')}) AS available "
-            f"FROM {source.measurement('node')} WHERE {Scope.servers([hostname]).where} "
-            f"AND {_window(seconds)} GROUP BY time({source.step}s) fill(none)"
-        ),
-        ("node", "mem_total_kb"),
+        lambda source: queries.memory_statement(source, Scope.servers([hostname]).where, seconds),
+        (schema.NODE.name, "mem_total_kb"),
     )
     used = [
         {
@@ -284,12 +251,10 @@ def temperatures(hostname: str, seconds: int) -> dict:
     """One series per BMC temperature sensor, in °C."""
     points, source = _first_with_points(
         seconds,
-        lambda source: (
-            f"SELECT mean({source.field('value')}) AS value FROM {source.measurement('bmc')} "
-            f"WHERE {Scope.servers([hostname]).where} AND \"type\" = 'temperature' "
-            f"AND {_window(seconds)} GROUP BY time({source.step}s), sensor fill(none)"
+        lambda source: queries.temperatures_statement(
+            source, Scope.servers([hostname]).where, seconds
         ),
-        ("bmc", "value"),
+        (schema.BMC.name, "value"),
     )
     times = sorted({p["time"] for p in points})
     index = {t: i for i, t in enumerate(times)}
@@ -310,14 +275,8 @@ def temperatures(hostname: str, seconds: int) -> dict:
 def target_fill(label: str, seconds: int) -> dict:
     points, source = _first_with_points(
         seconds,
-        lambda source: (
-            f"SELECT last({source.field('kbytes_total')}) AS total, "
-            f"last({source.field('kbytes_free')}) AS free, "
-            f"last({source.field('kbytes_avail')}) AS avail FROM {source.measurement('ost')} "
-            f"WHERE {Scope.target(label).where} AND {_window(seconds)} "
-            f"GROUP BY time({source.step}s) fill(none)"
-        ),
-        ("ost", "kbytes_total"),
+        lambda source: queries.target_fill_statement(source, Scope.target(label).where, seconds),
+        (schema.OST.name, "kbytes_total"),
     )
     rows = [{"time": p["time"], "fill": _fill(p)} for p in points]
     chart = _columns(rows, ["fill"], 1.0, source)
@@ -336,11 +295,7 @@ def _fill(point: dict) -> float | None:
 
 def capacity(scope: Scope) -> dict:
     """Per OST: used and available TB and fill; and the total (the OST balance view)."""
-    statement = (
-        "SELECT last(kbytes_total) AS total, last(kbytes_free) AS free, "
-        f"last(kbytes_avail) AS avail FROM ost WHERE {scope.where} "
-        f"AND {_window(LATEST_WINDOW_SECONDS)} GROUP BY fs, target"
-    )
+    statement = queries.capacity_statement(scope.where, LATEST_WINDOW_SECONDS)
     (points,) = influx.query_tagged([statement], epoch="s")
     osts = []
     for point in sorted(points, key=lambda p: (p.get("fs", ""), p.get("target", ""))):
@@ -351,7 +306,7 @@ def capacity(scope: Scope) -> dict:
         avail_kb = point["avail"] if point.get("avail") is not None else point["free"]
         osts.append(
             {
-                "label": f"{point['fs']}-{point['target']}" if point.get("fs") else point["target"],
+                "label": schema.point_label(point),
                 "used_tb": round(used_kb / 1024**3, 3),
                 "avail_tb": round(avail_kb / 1024**3, 3),
                 "fill_percent": fill,
@@ -377,13 +332,8 @@ def oss_share(scope: Scope, seconds: int) -> dict:
     per server (quicker than a subquery on thousands of series)."""
     points, source = _first_with_points(
         seconds,
-        lambda source: (
-            f"SELECT spread({source.field('read_bytes')}) AS rb, "
-            f"spread({source.field('write_bytes')}) AS wb "
-            f"FROM {source.measurement('ost')} WHERE {scope.where} AND {_window(seconds)} "
-            "GROUP BY target, server"
-        ),
-        ("ost", "read_bytes"),
+        lambda source: queries.oss_share_statement(source, scope.where, seconds),
+        (schema.OST.name, "read_bytes"),
     )
     moved: dict[str, list[float]] = {}
     for point in points:
@@ -424,16 +374,9 @@ def io_sizes(label: str, seconds: int) -> dict:
     """The target's disk I/O size histogram (brw_stats ``disk_io_size``) over the range; since
     the target was mounted when nothing moved in the range."""
     source = source_for(seconds)
-    where = f"{Scope.target(label).where} AND \"section\" = 'disk_io_size'"
-    statements = [
-        f'SELECT sum(r) AS "read", sum(w) AS "write" FROM (SELECT '
-        f"spread({source.field('read_ios')}) AS r, spread({source.field('write_ios')}) AS w "
-        f"FROM {source.measurement('brw')} WHERE {where} AND {_window(seconds)} "
-        "GROUP BY bucket, server) GROUP BY bucket",
-        f'SELECT sum(r) AS "read", sum(w) AS "write" FROM (SELECT last(read_ios) AS r, '
-        f"last(write_ios) AS w FROM brw WHERE {where} AND {_window(LATEST_WINDOW_SECONDS)} "
-        "GROUP BY bucket, server) GROUP BY bucket",
-    ]
+    statements = queries.io_sizes_statements(
+        source, Scope.target(label).where, seconds, LATEST_WINDOW_SECONDS
+    )
     in_range, since_mount = influx.query_tagged(statements, epoch="s")
     points, period = in_range, "range"
     if not any((p.get("read") or 0) + (p.get("write") or 0) for p in points):

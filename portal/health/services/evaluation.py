@@ -19,6 +19,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from portal import influx
+from portal import metric_queries as queries
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
 from portal.health.models import Evaluation, HealthSettings, HealthStatus, StatusChange
@@ -34,23 +35,12 @@ from portal.inventory.models import (
     VolumeGroup,
 )
 from portal.inventory.services import DriveMap, record_observations
+from sensors import schema
 
 log = logging.getLogger(__name__)
 
-# How far back a sensor's last round is looked for; older means "nothing for a long time".
-LAST_SEEN_WINDOW_SECONDS = 3600
 # Targets that are not expected to be mounted yet.
 NOT_IN_SERVICE = {TargetState.PLANNED, TargetState.FORMATTED}
-CPU_FIELDS = (
-    "cpu_user",
-    "cpu_nice",
-    "cpu_system",
-    "cpu_idle",
-    "cpu_iowait",
-    "cpu_irq",
-    "cpu_softirq",
-    "cpu_steal",
-)
 
 
 @dataclass
@@ -73,71 +63,6 @@ class Metrics:
     power_ok: dict[str, dict] = field(default_factory=dict)  # polled server -> newest "answered"
 
 
-def metric_statements(silence_seconds: float) -> dict[str, str]:
-    """The InfluxQL statements behind the facts, by name (the benchmark times each)."""
-    short = int(max(60, 3 * silence_seconds))
-    recent = int(max(20, silence_seconds))
-    return {
-        "sensor": "SELECT last(collect_seconds) FROM sensor "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "node": f"SELECT {', '.join(CPU_FIELDS)}, mem_total_kb, mem_available_kb, lustre_healthy "
-        f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
-        "bmc_seen": "SELECT last(ok) FROM bmc "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "bmc": f"SELECT value, ok, upper_nc, upper_cr FROM bmc WHERE time > now() - {short}s "
-        "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
-        "ost": "SELECT kbytes_total, kbytes_free, kbytes_avail FROM ost "
-        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
-        "mdt": "SELECT kbytes_total, kbytes_free, kbytes_avail FROM mdt "
-        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
-        # Every round reports every drive, group and controller of an array (tens of thousands
-        # of series on a big rack): the controllers say when each server last reported each
-        # array; of the volume groups only those not ok are read, and drives only in arrays
-        # with such a group (``drive_faults``), by tag, which the index answers quickly.
-        "array_rounds": "SELECT state, ok FROM array WHERE component = 'controller' "
-        f"AND time > now() - {short}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1",
-        "group_faults": "SELECT state, ok FROM array WHERE component = 'volume_group' "
-        f"AND ok = 0 AND time > now() - {recent}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1",
-    }
-
-
-def signal_statements(silence_seconds: float) -> dict[str, str]:
-    """The statements of the redundant paths a server reports (sensors.redundancy). A silent
-    server's last report is kept (the hour's window): it names what it lost before its partner
-    fenced it. Of the multipath maps only those with a failed path are read."""
-    short = int(max(60, 3 * silence_seconds))
-    return {
-        "cluster": "SELECT running, rings_total, rings_faulty, peers_total, peers_connected "
-        f"FROM cluster WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
-        "lnet_state": "SELECT nets_up, nets_down, peers_pinged, peer_ping_ok FROM lnet "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
-        # Each server's summary point (no `device` tag); the maps themselves are read only
-        # for servers whose newest summary has lost paths (``multipath_faults_statement``).
-        "multipath": "SELECT maps, maps_degraded, maps_failed FROM multipath WHERE device = '' "
-        f"AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
-        "bmc_power": f"SELECT answered, power_on FROM bmc_power WHERE time > now() - {short}s "
-        "GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
-        # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
-        "bmc_power_ok": "SELECT answered, power_on FROM bmc_power WHERE answered = 1 "
-        f"AND time > now() - {short}s GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
-    }
-
-
-def multipath_faults_statement(rounds: dict[str, int]) -> str:
-    """The maps with a lost path of these servers, since the oldest of their newest rounds."""
-    which = " OR ".join(f"server = {influx.quote_string(name)}" for name in sorted(rounds))
-    return (
-        "SELECT paths_total, paths_active, paths_failed FROM multipath WHERE paths_failed > 0 "
-        f"AND ({which}) AND time >= {min(rounds.values())}ms "
-        "GROUP BY server, device ORDER BY time DESC LIMIT 1"
-    )
-
-
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
     """The answers of ``signal_statements`` into ``metrics``."""
     for point in answers["cluster"]:
@@ -150,7 +75,7 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
         if point.get("maps_degraded") or point.get("maps_failed")
     }
     if rounds:
-        (faults,) = influx.query_tagged([multipath_faults_statement(rounds)], epoch="ms")
+        (faults,) = influx.query_tagged([queries.multipath_faults_statement(rounds)], epoch="ms")
         for point in faults:
             server = point.get("server", "")
             # Only the maps of the server's newest round: a repaired path is not reported.
@@ -163,19 +88,12 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
                 found[point["server"]] = point
 
 
-def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
-    recent = int(max(20, silence_seconds))
-    which = " OR ".join(f"array = {influx.quote_string(name)}" for name in sorted(arrays))
-    return (
-        f"SELECT state, ok FROM array WHERE component = 'drive' AND ({which}) AND ok = 0 "
-        f"AND time > now() - {recent}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1"
-    )
-
-
 def read_metrics(silence_seconds: float) -> Metrics:
     """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``."""
-    statements = {**metric_statements(silence_seconds), **signal_statements(silence_seconds)}
+    statements = {
+        **queries.metric_statements(silence_seconds),
+        **queries.signal_statements(silence_seconds),
+    }
     results = influx.query_tagged(list(statements.values()), epoch="ms")
     answers = dict(zip(statements, results, strict=True))
     metrics = Metrics()
@@ -191,8 +109,7 @@ def read_metrics(silence_seconds: float) -> Metrics:
     for point in answers["ost"] + answers["mdt"]:
         if not point.get("target") or not point.get("server"):
             continue
-        label = f"{point['fs']}-{point['target']}" if point.get("fs") else point["target"]
-        metrics.targets.setdefault(label, []).append(point)
+        metrics.targets.setdefault(schema.point_label(point), []).append(point)
         seconds = point["time"] / 1000
         if seconds > metrics.target_round.get(point["server"], 0):
             metrics.target_round[point["server"]] = seconds
@@ -207,7 +124,7 @@ def read_metrics(silence_seconds: float) -> Metrics:
     degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
     if degraded:
         (drives,) = influx.query_tagged(
-            [drive_faults_statement(degraded, silence_seconds)], epoch="ms"
+            [queries.drive_faults_statement(degraded, silence_seconds)], epoch="ms"
         )
         faults = faults + drives
     for point in answers["array_rounds"] + faults:
@@ -335,14 +252,15 @@ def object_key(row: models.Model) -> str:
 def node_name(target: Target) -> str:
     """The target's name in the health tree: its label, made unique for the MGS."""
     if target.kind == TargetKind.MGT:
-        return f"{target.filesystem.name}-MGS"
+        return schema.mgs_label(target.filesystem.name)
     return target.label
 
 
 def inventory_label(target: rules.TargetFacts) -> str:
     """The inventory's label of a target of the tree (``node_name`` backwards)."""
-    if target.kind == TargetKind.MGT and target.label.endswith("-MGS"):
-        return target.label[: -len("-MGS")] + "-MGT"
+    if target.kind == TargetKind.MGT and schema.is_mgs_label(target.label):
+        fs, _ = schema.split_label(target.label)
+        return schema.target_label(fs, TargetKind.MGT.value)
     return target.label
 
 
@@ -464,7 +382,7 @@ def signal_facts(
 def _cpu_idle(older: dict, newer: dict) -> float | None:
     deltas = [
         (newer.get(name) or 0) - (older.get(name) or 0)
-        for name in CPU_FIELDS
+        for name in schema.CPU_FIELDS
         if newer.get(name) is not None
     ]
     busy_total = sum(delta for delta in deltas if delta > 0)

@@ -16,42 +16,21 @@ the name changes, and the old ones are dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from portal import influx
-from portal.influx import quote_identifier as quote
-
-CQ_PREFIX = "ostara_"
-
-
-@dataclass(frozen=True)
-class RetentionPolicy:
-    name: str
-    duration: str
-    shard_duration: str
-    default: bool = False
-
-
-@dataclass(frozen=True)
-class Downsample:
-    name: str  # continuous query name, versioned
-    into: str  # retention policy written
-    every: str  # GROUP BY time(...)
-    resample_for: str  # window recomputed at each run
-
-
-RETENTION_POLICIES = (
-    RetentionPolicy("raw", "7d", "1d", default=True),
-    RetentionPolicy("minute", "90d", "7d"),
-    RetentionPolicy("hour", "1095d", "30d"),
-)
-SOURCE_POLICY = "raw"
-DOWNSAMPLES = (
-    Downsample(f"{CQ_PREFIX}minute_v1", "minute", "1m", "10m"),
-    Downsample(f"{CQ_PREFIX}hour_v1", "hour", "1h", "2h"),
+from portal.metric_queries import (
+    CQ_PREFIX,
+    DOWNSAMPLES,
+    RETENTION_POLICIES,
+    SHOW_CONTINUOUS_QUERIES,
+    backfill_select,
+    create_continuous_query,
+    drop_continuous_query,
+    retention_policy_statement,
+    show_retention_policies,
 )
 
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -65,23 +44,6 @@ def seconds(duration: str) -> int:
     return sum(int(n) * _UNITS[unit] for n, unit in _GO_DURATION_RE.findall(duration))
 
 
-def downsample_select(database: str, downsample: Downsample, where: str = "") -> str:
-    db = quote(database)
-    return (
-        f"SELECT mean(*) INTO {db}.{quote(downsample.into)}.:MEASUREMENT "
-        f"FROM {db}.{quote(SOURCE_POLICY)}./.*/ {where}"
-        f"GROUP BY time({downsample.every}), *"
-    )
-
-
-def create_continuous_query(database: str, downsample: Downsample) -> str:
-    return (
-        f"CREATE CONTINUOUS QUERY {quote(downsample.name)} ON {quote(database)} "
-        f"RESAMPLE EVERY {downsample.every} FOR {downsample.resample_for} "
-        f"BEGIN {downsample_select(database, downsample)} END"
-    )
-
-
 def _query_database(query: str) -> str:
     """The database of a continuous query as SHOW CONTINUOUS QUERIES prints it."""
     target = query.split(" ON ", 1)[1].split(" RESAMPLE ", 1)[0].split(" BEGIN ", 1)[0].strip()
@@ -91,20 +53,12 @@ def _query_database(query: str) -> str:
 
 
 def ensure_retention_policies(database: str) -> list[str]:
-    existing = {
-        row["name"]: row for row in influx.query(f"SHOW RETENTION POLICIES ON {quote(database)}")
-    }
+    existing = {row["name"]: row for row in influx.query(show_retention_policies(database))}
     done = []
     for policy in RETENTION_POLICIES:
-        clause = (
-            f"DURATION {policy.duration} REPLICATION 1 SHARD DURATION {policy.shard_duration}"
-            + (" DEFAULT" if policy.default else "")
-        )
         row = existing.get(policy.name)
         if row is None:
-            influx.query(
-                f"CREATE RETENTION POLICY {quote(policy.name)} ON {quote(database)} {clause}"
-            )
+            influx.query(retention_policy_statement("CREATE", database, policy))
             done.append(f"created retention policy {policy.name} ({policy.duration})")
             continue
         same = (
@@ -115,9 +69,7 @@ def ensure_retention_policies(database: str) -> list[str]:
         if same:
             done.append(f"retention policy {policy.name} ({policy.duration}) as wanted")
         else:
-            influx.query(
-                f"ALTER RETENTION POLICY {quote(policy.name)} ON {quote(database)} {clause}"
-            )
+            influx.query(retention_policy_statement("ALTER", database, policy))
             done.append(f"altered retention policy {policy.name} to {policy.duration}")
     return done
 
@@ -125,13 +77,13 @@ def ensure_retention_policies(database: str) -> list[str]:
 def ensure_continuous_queries(database: str) -> list[str]:
     ours = {
         row["name"]
-        for row in influx.query("SHOW CONTINUOUS QUERIES")
+        for row in influx.query(SHOW_CONTINUOUS_QUERIES)
         if row["name"].startswith(CQ_PREFIX) and _query_database(row["query"]) == database
     }
     wanted = {downsample.name for downsample in DOWNSAMPLES}
     done = []
     for name in sorted(ours - wanted):
-        influx.query(f"DROP CONTINUOUS QUERY {quote(name)} ON {quote(database)}")
+        influx.query(drop_continuous_query(database, name))
         done.append(f"dropped continuous query {name} (replaced)")
     for downsample in DOWNSAMPLES:
         if downsample.name in ours:
@@ -149,8 +101,7 @@ def backfill(database: str, hours: int) -> list[str]:
     """Recompute the downsampled policies over the last `hours` (after a long outage)."""
     done = []
     for downsample in DOWNSAMPLES:
-        where = f"WHERE time > now() - {hours}h "
-        influx.query(downsample_select(database, downsample, where))
+        influx.query(backfill_select(database, downsample, hours))
         done.append(f"recomputed {downsample.into} over the last {hours} h")
     return done
 

@@ -1,5 +1,5 @@
 """Benchmark of the health engine and the dashboard on a large virtual rack:
-`python -m portal.health.bench [--ssus 100]` (`make bench`).
+`python -m benchmarks.health [--ssus 100]` (`make bench`).
 
 Builds an MDS pair and N reference SSUs (default 100: 202 servers, 200 arrays, 2,400 OSTs,
 24,000 drives) on the virtual rack and in the inventory, runs the product's sensor collectors
@@ -20,54 +20,21 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_influxdb(work: Path) -> tuple[subprocess.Popen, str]:
-    http, rpc = _free_port(), _free_port()
-    data = work / "influxdb"
-    data.mkdir()
-    template = (REPO / "deploy" / "config" / "influxdb.conf.in").read_text()
-    config = work / "influxdb.conf"
-    config.write_text(
-        template.replace("@DATA_DIR@", str(data))
-        .replace("@HTTP_PORT@", str(http))
-        .replace("@RPC_PORT@", str(rpc))
-    )
-    log = open(work / "influxdb.log", "ab")  # noqa: SIM115
-    process = subprocess.Popen(["influxd", "-config", str(config)], stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{http}"
-    import requests
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{url}/ping", timeout=1).status_code == 204:
-                return process, url
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"InfluxDB did not start; see {work / 'influxdb.log'}")
-
-
-def say(text: str) -> None:
-    print(text, flush=True)
+from benchmarks.common import BenchInfluxDB, say
+from benchmarks.rack import build
+from benchmarks.specs import mds_spec, ssu_spec
+from portal import metric_queries
+from sensors.collect import Collector, sensor_fields
+from sensors.config import SensorConfig
+from simulator.procfs import TreeWriter
+from simulator.rack import Rack
 
 
 def timed(function, *args, **kwargs):
@@ -79,7 +46,6 @@ def timed(function, *args, **kwargs):
 def build_world(work: Path, ssus: int) -> Path:
     from portal.health.tests.conftest import provisioned
     from portal.inventory.services import save_plan
-    from simulator.bench import build, mds_spec, ssu_spec
 
     rack_dir = work / "rack"
     seconds = build(rack_dir, ssus)
@@ -101,9 +67,6 @@ class SensorRounds:
     """
 
     def __init__(self, rack_dir: Path) -> None:
-        from simulator.procfs import TreeWriter
-        from simulator.rack import Rack
-
         self.rack_dir = rack_dir
         self.writer = TreeWriter()
         self.rounds = 0
@@ -113,9 +76,6 @@ class SensorRounds:
     def __call__(self, quiet: bool = False) -> None:
         from portal import influx
         from portal.health.tests.virtual_rack import RackArraySource
-        from sensors.collect import Collector, sensor_fields
-        from sensors.config import SensorConfig
-        from simulator.rack import Rack
 
         rack_dir = self.rack_dir
         with Rack.open(rack_dir, writer=self.writer) as rack:
@@ -162,8 +122,8 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
     say("InfluxDB statements behind the facts (each alone):")
     silence = thresholds.sensor_silence_seconds
     statements = {
-        **evaluation.metric_statements(silence),
-        **evaluation.signal_statements(silence),
+        **metric_queries.metric_statements(silence),
+        **metric_queries.signal_statements(silence),
     }
     for name, statement in statements.items():
         (points,), seconds = timed(influx.query_tagged, [statement])
@@ -223,14 +183,15 @@ def bench_pages(repeat: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m portal.health.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.health", description=__doc__)
     parser.add_argument("--ssus", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="ostara-health-bench-"))
-    influxd, influxdb_url = start_influxdb(work)
+    influxdb = BenchInfluxDB(work).__enter__()
+    influxdb_url = influxdb.url
     try:
         os.environ.update(
             OSTARA_RUN_DIR=str(work / "run"),
@@ -262,11 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_evaluation(args.repeat, sensor_round)
         bench_pages(args.repeat)
     finally:
-        influxd.terminate()
-        try:
-            influxd.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            influxd.kill()
+        influxdb.__exit__()
         if args.keep:
             say(f"work directory kept: {work}")
         else:

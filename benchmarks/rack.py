@@ -1,4 +1,4 @@
-"""Benchmark of the virtual rack at scale: `python -m simulator.bench` (`make bench`).
+"""Benchmark of the virtual rack at scale: `python -m benchmarks.rack` (`make bench`).
 
 Builds an MDS pair and N reference SSUs (default 100: 200 OSS, 2,400 OSTs) with the fast
 provisioning path, runs the balanced workload, and measures what `serve` does every refresh:
@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.specs import mds_spec, ssu_spec
 from simulator import provision
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
@@ -26,70 +27,6 @@ from simulator.rack import Rack
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def mds_spec() -> dict:
-    return {
-        "filesystem": "scratch",
-        "ssu": "mds01",
-        "role": "mds",
-        "servers": [
-            {
-                "hostname": "mds01",
-                "nids": ["10.10.0.1@o2ib"],
-                "bmc": "10.20.0.1",
-                "pdu_outlet": "pdu1:1",
-            },
-            {
-                "hostname": "mds02",
-                "nids": ["10.10.0.2@o2ib"],
-                "bmc": "10.20.0.2",
-                "pdu_outlet": "pdu2:1",
-            },
-        ],
-        "raid": "10",
-        "segment_kib": 128,
-        "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
-    }
-
-
-def ssu_spec(number: int) -> dict:
-    a, b = 2 * number - 1, 2 * number
-    return {
-        "filesystem": "scratch",
-        "ssu": f"ssu{number:03d}",
-        "servers": [
-            {
-                "hostname": f"oss{a:03d}",
-                "nids": [f"10.11.{a // 250}.{a % 250 + 1}@o2ib"],
-                "bmc": f"10.21.{a // 250}.{a % 250 + 1}",
-                "pdu_outlet": f"pdu{number}:1",
-            },
-            {
-                "hostname": f"oss{b:03d}",
-                "nids": [f"10.11.{b // 250}.{b % 250 + 1}@o2ib"],
-                "bmc": f"10.21.{b // 250}.{b % 250 + 1}",
-                "pdu_outlet": f"pdu{number}:2",
-            },
-        ],
-        "arrays": [
-            {
-                "name": f"ssu{number:03d}-a",
-                "controller": "E5560",
-                "expansions": ["DE6600"],
-                "drive_tb": 4,
-            },
-            {
-                "name": f"ssu{number:03d}-b",
-                "controller": "E5560",
-                "expansions": ["DE6600"],
-                "drive_tb": 4,
-            },
-        ],
-        "raid": "8+2",
-        "segment_kib": 128,
-        "first_ost_index": 24 * (number - 1),
-    }
 
 
 def build(root: Path, ssus: int) -> float:
@@ -156,7 +93,7 @@ def report(title: str, result: dict, interval: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simulator.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.rack", description=__doc__)
     parser.add_argument("--ssus", type=int, default=100)
     parser.add_argument("--ticks", type=int, default=5)
     parser.add_argument("--interval", type=float, default=10.0)

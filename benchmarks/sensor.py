@@ -1,4 +1,4 @@
-"""Benchmark of the sensor: `python -m sensors.bench` (`make bench`).
+"""Benchmark of the sensor: `python -m benchmarks.sensor` (`make bench`).
 
 1. CPU of one collection round per OST, on
    a. a tree of 2,400 OSTs generated in a temporary directory from the real Lustre 2.15 sample
@@ -26,7 +26,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,12 +35,15 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from benchmarks.common import REPO, BenchInfluxDB, say
+from benchmarks.rack import build
 from sensors.collect import Collector
 from sensors.config import SensorConfig
 from sensors.sender import InfluxWriter, Sender
 from sensors.spool import Spool
+from simulator.procfs import TreeWriter
+from simulator.rack import Rack
 
-REPO = Path(__file__).resolve().parent.parent
 BIN_DIR = REPO / ".run" / "bench" / "bin"
 TELEGRAF_VERSION = "v1.37.2"
 TELEGRAF_MODULE = f"github.com/influxdata/telegraf/cmd/telegraf@{TELEGRAF_VERSION}"
@@ -60,10 +62,6 @@ CAPACITY = {
     "filesfree": "45927188\n",
     "num_exports": "3\n",
 }
-
-
-def say(text: str = "") -> None:
-    print(text, flush=True)
 
 
 def child_cpu() -> float:
@@ -248,13 +246,6 @@ def bench_sample_tree(work: Path, osts: int, repeat: int, telegraf: Path | None)
 
 
 def bench_virtual_rack(work: Path, ssus: int, repeat: int, telegraf: Path | None) -> None:
-    try:
-        from simulator.bench import build
-        from simulator.procfs import TreeWriter
-        from simulator.rack import Rack
-    except ImportError as error:
-        say(f"B. virtual rack: not available ({error}); skipped")
-        return
     rack_dir = work / "rack"
     started = time.time()
     build(rack_dir, ssus)
@@ -314,58 +305,6 @@ def bench_virtual_rack(work: Path, ssus: int, repeat: int, telegraf: Path | None
 
 # ---------------------------------------------------------------------------------------------
 # ingest
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class BenchInfluxDB:
-    """An InfluxDB of our own, as deploy/services.sh starts one, in a temporary directory."""
-
-    def __init__(self, work: Path) -> None:
-        self.dir = work / "influxdb"
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-
-    def __enter__(self) -> BenchInfluxDB:
-        self.dir.mkdir(parents=True)
-        template = (REPO / "deploy" / "config" / "influxdb.conf.in").read_text()
-        config = (
-            template.replace("@DATA_DIR@", str(self.dir))
-            .replace("@HTTP_PORT@", str(self.port))
-            .replace("@RPC_PORT@", str(free_port()))
-        )
-        (self.dir / "influxdb.conf").write_text(config)
-        log = open(self.dir / "influxdb.log", "wb")  # noqa: SIM115 - closed with the process
-        self.process = subprocess.Popen(
-            ["influxd", "-config", str(self.dir / "influxdb.conf")], stdout=log, stderr=log
-        )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/ping", timeout=1):
-                    return self
-            except OSError:
-                time.sleep(0.2)
-        self.__exit__()
-        raise RuntimeError("the benchmark's InfluxDB did not answer within 30 s")
-
-    def query(self, statement: str) -> None:
-        data = urllib.parse.urlencode({"q": statement}).encode()
-        urllib.request.urlopen(f"{self.url}/query", data=data, timeout=30).read()
-
-    def __exit__(self, *_exc) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 def post_plain(url: str, database: str, bodies: list[bytes], gzipped: bool = False) -> float:
@@ -447,7 +386,7 @@ def bench_ingest(work: Path, osts: int, rounds: int, batch_size: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sensors.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.sensor", description=__doc__)
     parser.add_argument("--osts", type=int, default=2400, help="OSTs of the sample tree")
     parser.add_argument("--ssus", type=int, default=100, help="SSUs of the virtual rack")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement")

@@ -1,0 +1,70 @@
+"""What the benchmarks share: where the repository is, printing as they go, and an InfluxDB of
+their own on a free loopback port (started as deploy/services.sh starts one, in a temporary
+directory, and stopped after)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class BenchInfluxDB:
+    """An InfluxDB of our own, as deploy/services.sh starts one, in a temporary directory."""
+
+    def __init__(self, work: Path) -> None:
+        self.dir = work / "influxdb"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> BenchInfluxDB:
+        self.dir.mkdir(parents=True)
+        template = (REPO / "deploy" / "config" / "influxdb.conf.in").read_text()
+        config = (
+            template.replace("@DATA_DIR@", str(self.dir))
+            .replace("@HTTP_PORT@", str(self.port))
+            .replace("@RPC_PORT@", str(free_port()))
+        )
+        (self.dir / "influxdb.conf").write_text(config)
+        log = open(self.dir / "influxdb.log", "wb")  # noqa: SIM115 - closed with the process
+        self.process = subprocess.Popen(
+            ["influxd", "-config", str(self.dir / "influxdb.conf")], stdout=log, stderr=log
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/ping", timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        self.__exit__()
+        raise RuntimeError("the benchmark's InfluxDB did not answer within 30 s")
+
+    def query(self, statement: str) -> None:
+        data = urllib.parse.urlencode({"q": statement}).encode()
+        urllib.request.urlopen(f"{self.url}/query", data=data, timeout=30).read()
+
+    def __exit__(self, *_exc) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -1,0 +1,218 @@
+"""The metric schema (DESIGN.md §6), written once: measurement names, tag names, field names and
+the target labels, for the sensor that writes the points and for the portal (health, charts,
+Grafana dashboards) that reads them.
+
+Standard library only: the sensor ships to every Lustre server with nothing else.
+
+One measurement per kind of thing, tags for identity, fields for numbers. Counters are the raw
+cumulative values the kernel reports. The Lustre op counters of `ost`, `mdt`, their `*_job`
+twins and `oss_service` keep Lustre's own names and are not listed here (a new Lustre release
+may add one); every other field is.
+
+A target's label is `<fs>-<target>` (`scratch-OST0003`), as Lustre names its devices; points
+carry the two parts as the tags `fs` and `target`. The MGT is not a device of a filesystem in
+Lustre's naming (its device is `MGS`), so its label is made unique per filesystem as
+`<fs>-MGS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- tag names --------------------------------------------------------------------------------
+
+SERVER = "server"
+FS = "fs"
+TARGET = "target"
+SSU = "ssu"
+PAIR = "pair"
+ROLE = "role"
+JOBID = "jobid"
+SECTION = "section"
+BUCKET = "bucket"
+SERVICE = "service"
+SENSOR = "sensor"
+TYPE = "type"
+ARRAY = "array"
+COMPONENT = "component"
+ID = "id"
+DEVICE = "device"
+POLLED_BY = "polled_by"
+
+# --- fields -----------------------------------------------------------------------------------
+
+# /proc/stat's aggregate `cpu` line, in its order (jiffies).
+CPU_FIELDS = (
+    "cpu_user",
+    "cpu_nice",
+    "cpu_system",
+    "cpu_idle",
+    "cpu_iowait",
+    "cpu_irq",
+    "cpu_softirq",
+    "cpu_steal",
+)
+# /proc/meminfo names -> fields (kB).
+MEMINFO_FIELDS = {
+    "MemTotal": "mem_total_kb",
+    "MemFree": "mem_free_kb",
+    "MemAvailable": "mem_available_kb",
+    "Buffers": "mem_buffers_kb",
+    "Cached": "mem_cached_kb",
+}
+LOAD_FIELDS = ("load1", "load5", "load15")
+LUSTRE_HEALTHY = "lustre_healthy"
+# LNet `stats` names (sensors.parsers.LNET_STATS_FIELDS) -> fields; lengths are bytes.
+LNET_COUNTER_FIELDS = {
+    "msgs_alloc": "msgs_alloc",
+    "msgs_max": "msgs_max",
+    "errors": "errors",
+    "send_count": "send_count",
+    "recv_count": "recv_count",
+    "route_count": "route_count",
+    "drop_count": "drop_count",
+    "send_length": "send_bytes",
+    "recv_length": "recv_bytes",
+    "route_length": "route_bytes",
+    "drop_length": "drop_bytes",
+}
+# LNet's own view (`lnetctl net show`, `lnetctl ping`), in the same measurement.
+LNET_STATE_FIELDS = ("nets_up", "nets_down", "peers_pinged", "peer_ping_ok")
+# A target's capacity files -> fields.
+CAPACITY_FILES = {
+    "kbytestotal": "kbytes_total",
+    "kbytesfree": "kbytes_free",
+    "kbytesavail": "kbytes_avail",
+    "filestotal": "files_total",
+    "filesfree": "files_free",
+}
+CAPACITY_FIELDS = ("kbytes_total", "kbytes_free", "kbytes_avail")
+# A target's single-value files -> fields.
+TARGET_VALUE_FILES = {"num_exports": "num_exports", "eviction_count": "evictions"}
+TRAFFIC_FIELDS = ("read_bytes", "read_calls", "write_bytes", "write_calls")
+BRW_FIELDS = ("read_ios", "write_ios")
+# brw_stats sections written as `brw` points. The ldiskfs-only sections and `block maps msec`
+# are left out to keep the number of series down.
+BRW_SECTIONS = (
+    "pages_per_bulk_rw",
+    "discontiguous_pages",
+    "disk_ios_in_flight",
+    "io_time",
+    "disk_io_size",
+)
+# `value` and `ok` always; the BMC's own thresholds (`ipmitool sensor`) when it prints them.
+BMC_FIELDS = ("value", "ok", "upper_nc", "upper_cr")
+BMC_TYPES = ("temperature", "fan", "power", "voltage", "current", "other")
+ARRAY_FIELDS = ("state", "ok")
+ARRAY_COMPONENTS = ("drive", "volume_group", "controller")
+CLUSTER_FIELDS = ("running", "rings_total", "rings_faulty", "peers_total", "peers_connected")
+MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
+MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
+BMC_POWER_FIELDS = ("answered", "power_on")
+SENSOR_FIELDS = (
+    "spooled_points",
+    "dropped_points",
+    "rejected_points",
+    "parse_errors",
+    "collect_seconds",
+    "points",
+)
+
+# --- measurements -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A measurement's name, its tags (besides the sensor's own static tags) and its fields
+    (empty where the fields are Lustre's counter names)."""
+
+    name: str
+    tags: tuple[str, ...]
+    fields: tuple[str, ...] = ()
+
+
+_TARGET_TAGS = (FS, TARGET, SERVER)
+OST = Measurement("ost", _TARGET_TAGS, TRAFFIC_FIELDS + tuple(CAPACITY_FILES.values()))
+OST_JOB = Measurement("ost_job", (*_TARGET_TAGS, JOBID), TRAFFIC_FIELDS)
+BRW = Measurement("brw", (*_TARGET_TAGS, SECTION, BUCKET), BRW_FIELDS)
+MDT = Measurement("mdt", _TARGET_TAGS, tuple(CAPACITY_FILES.values()))
+MDT_JOB = Measurement("mdt_job", (*_TARGET_TAGS, JOBID))
+OSS_SERVICE = Measurement("oss_service", (SERVER, SERVICE))
+NODE = Measurement(
+    "node",
+    (SERVER, ROLE),
+    CPU_FIELDS + tuple(MEMINFO_FIELDS.values()) + LOAD_FIELDS + (LUSTRE_HEALTHY,),
+)
+LNET = Measurement("lnet", (SERVER,), tuple(LNET_COUNTER_FIELDS.values()) + LNET_STATE_FIELDS)
+BMC = Measurement("bmc", (SERVER, SENSOR, TYPE), BMC_FIELDS)
+ARRAY_MEASUREMENT = Measurement("array", (SERVER, ARRAY, COMPONENT, ID), ARRAY_FIELDS)
+CLUSTER = Measurement("cluster", (SERVER,), CLUSTER_FIELDS)
+# Each map's paths (tag `device`), and one summary point per round without it.
+MULTIPATH = Measurement(
+    "multipath", (SERVER, DEVICE), MULTIPATH_MAP_FIELDS + MULTIPATH_SUMMARY_FIELDS
+)
+BMC_POWER = Measurement("bmc_power", (SERVER, POLLED_BY), BMC_POWER_FIELDS)
+SENSOR_MEASUREMENT = Measurement("sensor", (SERVER,), SENSOR_FIELDS)
+
+MEASUREMENTS = {
+    m.name: m
+    for m in (
+        OST,
+        OST_JOB,
+        BRW,
+        MDT,
+        MDT_JOB,
+        OSS_SERVICE,
+        NODE,
+        LNET,
+        BMC,
+        ARRAY_MEASUREMENT,
+        CLUSTER,
+        MULTIPATH,
+        BMC_POWER,
+        SENSOR_MEASUREMENT,
+    )
+}
+# The measurements of targets, by the kind of target the sensor found.
+TARGET_MEASUREMENTS = {"ost": OST, "mdt": MDT}
+
+# --- target labels ----------------------------------------------------------------------------
+
+MGS_DEVICE = "MGS"
+_TARGET_KINDS = ("OST", "MDT")
+
+
+def target_label(fs: str, target: str) -> str:
+    """`scratch` + `OST0003` -> `scratch-OST0003`; a point without `fs` is labelled by its
+    target alone."""
+    return f"{fs}-{target}" if fs else target
+
+
+def point_label(point: dict) -> str:
+    """The label of a point (or any mapping) with the tags `fs` and `target`."""
+    return target_label(point.get(FS) or "", point.get(TARGET) or "")
+
+
+def split_label(label: str) -> tuple[str, str]:
+    """`scratch-OST0003` -> (`scratch`, `OST0003`); a label without a filesystem gives ``""``
+    for it. Filesystem names hold no `-` after the last one (Lustre splits there too)."""
+    fs, _, target = label.rpartition("-")
+    return fs, target
+
+
+def split_device(device: str) -> tuple[str, str] | None:
+    """A Lustre device name (`scratch-OST0003`) into (fs, target); None for devices that are
+    not targets (`MGS`, `OSS`)."""
+    fs, target = split_label(device)
+    if len(target) >= 7 and target[:3] in _TARGET_KINDS:
+        return fs, target
+    return None
+
+
+def mgs_label(fs: str) -> str:
+    """The MGT's label: Lustre calls its device `MGS`, one per filesystem here."""
+    return target_label(fs, MGS_DEVICE)
+
+
+def is_mgs_label(label: str) -> bool:
+    return split_label(label)[1] == MGS_DEVICE
