@@ -9,6 +9,7 @@ is written unless everything passes.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +23,8 @@ from portal.inventory.choices import (
     PairKind,
     ServerRole,
     TargetKind,
+    TargetState,
+    VolumeGroupState,
 )
 from portal.inventory.models import (
     SSU,
@@ -327,3 +330,174 @@ def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None)
             hostvars[server.hostname] = host
             groups[pair.kind]["hosts"][server.hostname] = {}
     return {"all": {"hosts": hostvars, "children": groups}}
+
+
+# --- what the rack reports --------------------------------------------------------------
+
+# Array state words (E-Series/SANtricity and generic) and what the inventory calls them. A word
+# not listed is neither known good nor known lost: a volume group is then "degraded" (someone
+# must look) and a drive keeps its state.
+_GROUP_STATES = {
+    "optimal": VolumeGroupState.OPTIMAL,
+    "ok": VolumeGroupState.OPTIMAL,
+    "online": VolumeGroupState.OPTIMAL,
+    "degraded": VolumeGroupState.DEGRADED,
+    "reconstructing": VolumeGroupState.DEGRADED,
+    "rebuilding": VolumeGroupState.DEGRADED,
+    "critical": VolumeGroupState.CRITICAL,
+    "failed": VolumeGroupState.FAILED,
+    "offline": VolumeGroupState.FAILED,
+    "missing": VolumeGroupState.FAILED,
+}
+_DRIVE_GOOD = {"optimal", "ok", "online", "assigned"}
+_DRIVE_SPARE = {"standby", "spare", "hot_spare", "hot spare"}
+_DRIVE_REBUILDING = {"rebuilding", "reconstructing", "copyback", "replaced"}
+_DRIVE_LOST = {"failed", "offline", "removed", "missing", "bypassed", "incompatible"}
+# A drive id as the sensors' `array` measurement names it: tray (the enclosure's position in the
+# array, 0 = the controller shelf) or enclosure name, then drawer and slot ("1,2,5", "1.2.5",
+# "ssu01-a-e1:2:5").
+_DRIVE_ID_RE = re.compile(
+    r"^(?:(?P<enclosure>.+?)[:/])?(?P<tray>\d+)?[.,:/]?(?P<drawer>\d+)[.,:/](?P<slot>\d+)$"
+)
+
+
+def group_state(word: str) -> str:
+    """The inventory's volume group state for a state word an array reports."""
+    word = word.strip().lower()
+    if word in _GROUP_STATES:
+        return _GROUP_STATES[word]
+    return VolumeGroupState.FAILED if "fail" in word else VolumeGroupState.DEGRADED
+
+
+def drive_state(word: str, drive: Drive) -> str:
+    """The inventory's state for a drive an array reports as ``word``."""
+    word = word.strip().lower()
+    if word in _DRIVE_LOST or "fail" in word:
+        return DriveState.FAILED
+    if word in _DRIVE_REBUILDING:
+        return DriveState.REBUILDING
+    if word in _DRIVE_SPARE:
+        return DriveState.SPARE
+    if word in _DRIVE_GOOD:
+        # A hot spare waiting in standby reports "optimal" too; a drive in no group is blank.
+        if drive.volume_group_id is not None:
+            return DriveState.OPTIMAL
+        return DriveState.SPARE if drive.state == DriveState.SPARE else DriveState.BLANK
+    return drive.state
+
+
+def drive_location(ident: str, enclosures: list[Enclosure]) -> tuple[Enclosure, int, int] | None:
+    """(enclosure, drawer, slot) of the drive an array names ``ident``, or None if unknown."""
+    match = _DRIVE_ID_RE.match(ident.strip())
+    if not match:
+        return None
+    by_position = {enclosure.position: enclosure for enclosure in enclosures}
+    by_name = {enclosure.name: enclosure for enclosure in enclosures}
+    enclosure = None
+    if match.group("enclosure") in by_name:
+        enclosure = by_name[match.group("enclosure")]
+    elif match.group("tray") is not None:
+        enclosure = by_position.get(int(match.group("tray")))
+    elif len(enclosures) == 1:
+        enclosure = enclosures[0]
+    if enclosure is None:
+        return None
+    return enclosure, int(match.group("drawer")), int(match.group("slot"))
+
+
+@transaction.atomic
+def record_observations(
+    *,
+    placements: dict[str, str | None] | None = None,
+    group_states: dict[tuple[str, str], str] | None = None,
+    drive_states: dict[tuple[str, str], str] | None = None,
+) -> int:
+    """Make the inventory say what the rack reports; return how many rows changed.
+
+    ``placements``: target label -> hostname serving it, None when mounted nowhere.
+    ``group_states``: (array name, volume group name) -> state word as the array reports it.
+    ``drive_states``: (array name, drive id as the sensors name it) -> state word.
+    Objects the inventory does not know are ignored; only changed rows are written.
+    """
+    return (
+        _record_placements(placements or {})
+        + _record_group_states(group_states or {})
+        + _record_drive_states(drive_states or {})
+    )
+
+
+def _record_placements(placements: dict[str, str | None]) -> int:
+    if not placements:
+        return 0
+    hosts = {host for host in placements.values() if host}
+    servers = {s.hostname: s for s in Server.objects.filter(hostname__in=hosts).only("hostname")}
+    changed = []
+    for target in Target.objects.filter(label__in=placements).only(
+        "label", "primary_server_id", "current_server_id", "state"
+    ):
+        host = placements[target.label]
+        server = servers.get(host) if host else None
+        if server is None:
+            state = TargetState.OFFLINE
+        elif server.pk == target.primary_server_id:
+            state = TargetState.MOUNTED
+        else:
+            state = TargetState.FAILED_OVER
+        current = server.pk if server else None
+        if (target.current_server_id, target.state) != (current, state):
+            target.current_server_id, target.state = current, state
+            changed.append(target)
+    Target.objects.bulk_update(changed, ["current_server", "state"])
+    return len(changed)
+
+
+def _record_group_states(group_states: dict[tuple[str, str], str]) -> int:
+    if not group_states:
+        return 0
+    arrays = {array for array, _ in group_states}
+    group_names = {name for _, name in group_states}
+    changed = []
+    for group in (
+        VolumeGroup.objects.filter(array__name__in=arrays, name__in=group_names)
+        .select_related("array")
+        .only("name", "state", "array__name")
+    ):
+        word = group_states.get((group.array.name, group.name))
+        if word is None:
+            continue
+        state = group_state(word)
+        if group.state != state:
+            group.state = state
+            changed.append(group)
+    VolumeGroup.objects.bulk_update(changed, ["state"])
+    return len(changed)
+
+
+def _record_drive_states(drive_states: dict[tuple[str, str], str]) -> int:
+    if not drive_states:
+        return 0
+    arrays = {array for array, _ in drive_states}
+    enclosures: dict[str, list[Enclosure]] = {}
+    for enclosure in Enclosure.objects.filter(array__name__in=arrays).select_related("array"):
+        enclosures.setdefault(enclosure.array.name, []).append(enclosure)
+    drives = {
+        (drive.enclosure_id, drive.drawer, drive.slot): drive
+        for drive in Drive.objects.filter(enclosure__array__name__in=arrays).only(
+            "enclosure_id", "drawer", "slot", "state", "volume_group_id"
+        )
+    }
+    changed = []
+    for (array, ident), word in drive_states.items():
+        location = drive_location(ident, enclosures.get(array, []))
+        if location is None:
+            continue
+        enclosure, drawer, slot = location
+        drive = drives.get((enclosure.pk, drawer, slot))
+        if drive is None:
+            continue
+        state = drive_state(word, drive)
+        if drive.state != state:
+            drive.state = state
+            changed.append(drive)
+    Drive.objects.bulk_update(changed, ["state"])
+    return len(changed)

@@ -12,9 +12,8 @@ from django.conf import settings
 from django.db import transaction
 
 from portal import crypto
-from portal.inventory.choices import TargetState
-from portal.inventory.models import Server, ServerPair, Target
-from portal.inventory.services import ansible_inventory, save_plans
+from portal.inventory.models import ServerPair, Target
+from portal.inventory.services import ansible_inventory, record_observations, save_plans
 from portal.jobs.choices import JobKind
 from portal.jobs.models import Job
 from portal.jobs.services import StepFailed, StepSpec, create_job, enqueue
@@ -320,35 +319,17 @@ def run_playbook_step(job: Job, step, console) -> None:
     console.say(result.summary())
     if not result.succeeded:
         raise StepFailed(result.summary())
-    placements = {
+    placed = {
         target["label"]: host
         for host, facts in result.facts.items()
         for target in facts.get("placed_here", [])
     }
-    if placements:
-        moved = record_placements(pairs, placements)
-        console.say(f"recorded where {len(placements)} targets run ({moved} changed)")
-
-
-def record_placements(pairs, placements: dict[str, str]) -> int:
-    """Note in the inventory where each target runs, as the verify playbook found it."""
-
-    servers = {s.hostname: s for s in Server.objects.filter(pair__in=pairs)}
-    changed = 0
-    for target in Target.objects.filter(volume_group__array__pair__in=pairs):
-        host = placements.get(target.label)
-        server = servers.get(host) if host else None
-        if server is None:
-            state = TargetState.OFFLINE
-        elif server.pk == target.primary_server_id:
-            state = TargetState.MOUNTED
-        else:
-            state = TargetState.FAILED_OVER
-        if (target.current_server_id, target.state) != (server.pk if server else None, state):
-            target.current_server, target.state = server, state
-            target.save(update_fields=["current_server", "state"])
-            changed += 1
-    return changed
+    if placed:
+        labels = Target.objects.filter(volume_group__array__pair__in=pairs).values_list(
+            "label", flat=True
+        )
+        moved = record_observations(placements={label: placed.get(label) for label in labels})
+        console.say(f"recorded where {len(placed)} targets run ({moved} changed)")
 
 
 def fence_user(pair) -> dict | None:
