@@ -14,6 +14,7 @@ from portal.jobs.models import Job
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
 from provisioning.ha.describe import describe_cib
+from provisioning.planner import SpecError, make_plan
 
 SESSION_KEY = "ssu_wizard"
 
@@ -158,6 +159,58 @@ class Draft:
             }
         # Passwords never travel in a spec file: the servers step must be confirmed again.
         self.mark_done(WizardStep.SERVERS, False)
+
+
+# What the wizard's steps can carry from a loaded spec, per role; the rest must be refused by
+# name (a field dropped silently would build something other than the spec says).
+_SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet"}
+_ARRAY_KEYS = {
+    "mds": {"name", "controller", "drive_tb"},
+    "oss": {"name", "controller", "expansions", "drive_tb", "global_spares"},
+}
+_TOP_KEYS = {
+    "mds": {"filesystem", "ssu", "role", "servers", "arrays"},
+    "oss": {"filesystem", "ssu", "role", "servers", "arrays", "segment_kib", "first_ost_index"},
+}
+# Fields the wizard fixes per role: a spec may repeat the value, not change it.
+_FIXED = {"mds": {"raid": "10", "segment_kib": 128, "first_mdt_index": 0}, "oss": {"raid": "8+2"}}
+_ELSEWHERE = "the wizard cannot carry it; build this spec with `manage.py provision`"
+
+
+def spec_refusals(spec: dict) -> dict[str, str]:
+    """Field -> why, for a spec the wizard cannot load as it stands: the planner's own
+    complaints first, then every field the wizard's steps would not carry."""
+    try:
+        make_plan(spec)
+    except SpecError as error:
+        return dict(error.errors)
+    role = spec.get("role", "oss")
+    refusals: dict[str, str] = {}
+    for key, value in spec.items():
+        if key in _FIXED[role]:
+            if value != _FIXED[role][key]:
+                refusals[key] = (
+                    f"the wizard builds {role.upper()} pairs with {key} "
+                    f"{_FIXED[role][key]!r}; {_ELSEWHERE}"
+                )
+        elif key not in _TOP_KEYS[role]:
+            refusals[key] = _ELSEWHERE
+    for position, server in enumerate(spec.get("servers", [])):
+        for key in sorted(set(server) - _SERVER_KEYS):
+            refusals[f"servers[{position}].{key}"] = _ELSEWHERE
+    arrays = spec.get("arrays", [])
+    if role == "mds" and len(arrays) > 1:
+        refusals["arrays"] = f"the wizard builds an MDS pair on one array; {_ELSEWHERE}"
+    for position, array in enumerate(arrays):
+        for key in sorted(set(array) - _ARRAY_KEYS[role]):
+            if key == "expansions" and not array[key]:
+                continue
+            refusals[f"arrays[{position}].{key}"] = _ELSEWHERE
+        if role == "oss" and len(set(array.get("expansions", []))) > 1:
+            refusals[f"arrays[{position}].expansions"] = (
+                f"the wizard adds expansions of one model per array; {_ELSEWHERE}"
+            )
+    return refusals
 
 
 def _spec_server(server: dict) -> dict:
