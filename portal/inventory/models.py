@@ -286,7 +286,3 @@ class Target(models.Model):
     def clean(self) -> None:
         if self.primary_server_id and self.primary_server_id == self.failover_server_id:
             raise ValidationError({"failover_server": "must differ from the primary server"})
-
-    @property
-    def on_partner(self) -> bool:
-        return bool(self.current_server_id) and self.current_server_id == self.failover_server_id

@@ -6,6 +6,7 @@ carries only the job's id.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from django.db import transaction
@@ -52,6 +53,17 @@ def create_job(
 def enqueue(job: Job) -> None:
     """Hand the job to a worker once the transaction that created it has committed."""
     transaction.on_commit(lambda: run_job_task.delay(job.pk))
+
+
+def wait_until_finished(job: Job, seconds: float) -> Job:
+    """Poll until a worker has finished the job; ``TimeoutError`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.is_finished:
+            return job
+        time.sleep(0.2)
+    raise TimeoutError(f"job {job.pk} still {job.state} after {seconds:.0f} s")
 
 
 def request_cancel(job: Job) -> Job:

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from portal.inventory.services import save_plans
+from portal.inventory.tests.conftest import load_spec
 from portal.jobs.choices import JobState
-from portal.jobs.models import Job
-from portal.jobs.services import create_job, enqueue
+from portal.jobs.services import create_job, enqueue, wait_until_finished
 from portal.jobs.tests.actions import ONE_STEP, TWO_STEPS
 from portal.jobs.worker import run_job
-
-
-def _wait_until_finished(job: Job, seconds: float = 60) -> Job:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.is_finished:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job.pk} still {job.state} after {seconds} s")
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_queued_job_is_run_by_a_worker(celery_worker, tmp_path):
     job = create_job(ONE_STEP.kind, "Provision", params={"record": str(tmp_path / "ran.txt")})
     enqueue(job)  # outside a transaction: sent at once
-    job = _wait_until_finished(job)
+    job = wait_until_finished(job, 60)
     assert job.state == JobState.SUCCEEDED
     assert (tmp_path / "ran.txt").read_text() == "preflight\n"
 
@@ -77,9 +66,6 @@ def test_jobs_sent_from_a_web_server_thread_go_to_the_configured_broker(settings
 
 @pytest.mark.django_db
 def test_the_job_page_and_api_list_every_pair_and_the_error(client, world, tmp_path):
-    from portal.inventory.services import save_plans
-    from portal.inventory.tests.conftest import load_spec
-
     pairs = save_plans([load_spec("mds_pair"), load_spec("reference_ssu")])
     (tmp_path / "broken").touch()
     job = create_job(

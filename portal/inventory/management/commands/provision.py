@@ -4,14 +4,13 @@ that builds them: the same job, through the same service, as the wizard's confir
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from portal.inventory.provisioning import start_provisioning
 from portal.jobs.choices import JobState
-from portal.jobs.models import Job
+from portal.jobs.services import wait_until_finished
 from provisioning.planner import SpecError
 
 
@@ -59,17 +58,10 @@ class Command(BaseCommand):
             raise CommandError(f"nothing saved:\n{error}") from None
         self.stdout.write(str(job.pk))
         if wait:
-            job = _wait(job, timeout)
+            try:
+                job = wait_until_finished(job, timeout)
+            except TimeoutError as error:
+                raise CommandError(str(error)) from None
             self.stderr.write(f"job {job.pk}: {job.state}")
             if job.state != JobState.SUCCEEDED:
                 raise CommandError(f"job {job.pk} {job.state}: {job.error or 'see its page'}")
-
-
-def _wait(job: Job, timeout: float) -> Job:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.is_finished:
-            return job
-        time.sleep(1)
-    raise CommandError(f"job {job.pk} still {job.state} after {timeout:.0f} s")
