@@ -88,6 +88,9 @@ def celery_worker(services, django_db_setup, django_db_blocker):
             "INFO",
             "--hostname",
             hostname,
+            # The job kinds the job tests register (portal.jobs.registry), in the worker too.
+            "--include",
+            "portal.jobs.tests.actions",
         ],
         cwd=REPO,
         env=env,

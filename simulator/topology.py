@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from provisioning import names
 from simulator.state import RackError
 
 # Usable share of a volume once formatted (DESIGN §2: data drives x size x 0.927).
@@ -20,8 +21,6 @@ OST_BYTES_PER_INODE = 1 << 20
 MDT_BYTES_PER_INODE = 2560
 
 RAID_REDUNDANCY = {"0": 0, "1": 1, "3": 1, "5": 1, "6": 2}
-HOSTNAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
-LABEL_RE = re.compile(r"^([a-zA-Z0-9_]{1,8})-(OST|MDT)([0-9a-f]{4})$")
 
 
 def parse_plan_raid(raid: str) -> tuple[str, int, int]:
@@ -56,8 +55,8 @@ def data_drives(raid_level: str, width: int) -> int:
 
 
 def _validate_hostname(name: str) -> None:
-    if not HOSTNAME_RE.match(name):
-        raise RackError(f"invalid hostname {name!r}")
+    if problem := names.hostname_problem(name):
+        raise RackError(f"invalid hostname {name!r}: {problem}")
 
 
 def add_plan(state: dict, plan: dict, now: float) -> dict:
@@ -338,12 +337,10 @@ def target_volume(state: dict, target: dict) -> tuple[dict, dict] | None:
 
 
 def target_kind(label: str) -> str:
-    if label == "MGS":
-        return "MGT"
-    match = LABEL_RE.match(label)
-    if not match:
+    parsed = names.parse_target_label(label)
+    if parsed is None:
         raise RackError(f"invalid target label {label!r}")
-    return match.group(2)
+    return parsed[1]
 
 
 def target_health(state: dict, target: dict) -> str:

@@ -7,3 +7,7 @@ class InventoryConfig(AppConfig):
     name = "portal.inventory"
     label = "inventory"
     verbose_name = "Inventory"
+
+    def ready(self) -> None:
+        # Registers the provisioning job kind with portal.jobs.
+        from portal.inventory import provisioning  # noqa: F401

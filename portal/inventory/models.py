@@ -21,7 +21,7 @@ from portal.inventory.choices import (
     TargetState,
     VolumeGroupState,
 )
-from provisioning.planner import names
+from provisioning import names
 
 
 def _check(problem: str | None) -> None:

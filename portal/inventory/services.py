@@ -38,12 +38,17 @@ from portal.inventory.models import (
     Target,
     VolumeGroup,
 )
+from provisioning.ha.plan import HAConfigError, read_plan
 from provisioning.planner import MODELS, SpecError, make_plan
 
 
 def plan_for_inventory(spec: dict) -> dict:
     """Plan a spec and check it against the inventory; raise ``SpecError`` naming each field."""
     plan = make_plan(spec)
+    try:
+        read_plan(plan)  # what the Pacemaker builders will refuse, refused now, at its field
+    except HAConfigError as error:
+        raise SpecError({error.field.removeprefix("plan."): error.message}) from None
     errors = inventory_conflicts(plan)
     if errors:
         raise SpecError(errors)
@@ -75,12 +80,8 @@ def inventory_conflicts(plan: dict) -> dict[str, str]:
             errors[f"servers[{position}].hostname"] = (
                 f"{server['hostname']} already belongs to {where}; a server can be in one pair only"
             )
-        for nid in server["nids"]:
-            owner = _server_with_nid(nid)
-            if owner is not None and owner.hostname != server["hostname"]:
-                errors[f"servers[{position}].nids"] = (
-                    f"NID {nid} is already used by {owner.hostname}"
-                )
+        for field, message in claimed_elsewhere(server).items():
+            errors[f"servers[{position}].{field}"] = message
 
     for position, array in enumerate(plan["arrays"]):
         if StorageArray.objects.filter(name=array["name"]).exists():
@@ -109,12 +110,35 @@ def inventory_conflicts(plan: dict) -> dict[str, str]:
     return errors
 
 
-def _server_with_nid(nid: str) -> Server | None:
-    # JSON containment is not portable to SQLite; the NID list is short, so match as text.
-    for server in Server.objects.filter(Q(lnet_nids__icontains=nid)):
-        if nid in server.lnet_nids:
-            return server
-    return None
+def claimed_elsewhere(server: dict) -> dict[str, str]:
+    """Field -> message for a server's BMC address, PDU outlet or NIDs that another server of
+    the inventory already has: fencing one would power off the other.
+
+    ``server`` has the spec's keys: hostname, bmc, pdu_outlet, nids.
+    """
+    errors: dict[str, str] = {}
+    others = Server.objects.exclude(hostname=server.get("hostname")).select_related("pair")
+    if bmc := server.get("bmc"):
+        owner = others.filter(bmc_address__iexact=bmc).first()
+        if owner is not None:
+            errors["bmc"] = f"{bmc} is already the BMC of {_owner(owner)}"
+    if outlet := server.get("pdu_outlet"):
+        owner = others.filter(pdu_outlet__iexact=outlet).first()
+        if owner is not None:
+            errors["pdu_outlet"] = f"{outlet} is already the PDU outlet of {_owner(owner)}"
+    for nid in server.get("nids") or []:
+        # JSON containment is not portable to SQLite; the NID list is short, so match as text.
+        owner = next(
+            (s for s in others.filter(Q(lnet_nids__icontains=nid)) if nid in s.lnet_nids), None
+        )
+        if owner is not None:
+            errors["nids"] = f"NID {nid} is already used by {owner.hostname}"
+            break
+    return errors
+
+
+def _owner(server: Server) -> str:
+    return f"{server.hostname} in {server.pair.name}" if server.pair else server.hostname
 
 
 def sync_catalogue() -> dict[str, EnclosureModel]:

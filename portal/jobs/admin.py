@@ -17,5 +17,6 @@ class StepInline(admin.TabularInline):
 class JobAdmin(admin.ModelAdmin):
     list_display = ("pk", "title", "kind", "state", "created_by", "created", "finished")
     list_filter = ("kind", "state")
-    readonly_fields = ("state", "started", "finished", "attempts")
+    filter_horizontal = ("pairs",)
+    readonly_fields = ("state", "error", "started", "finished", "attempts")
     inlines = [StepInline]

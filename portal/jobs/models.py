@@ -7,10 +7,12 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from portal.jobs.choices import JOB_TRANSITIONS, JobKind, JobState, StepState
+from portal.jobs.choices import JOB_TRANSITIONS, JobState, StepState
+from portal.jobs.registry import UnknownJobKind, job_kind
 
 # A step's captured output is kept to this many characters (the head and the tail survive).
 OUTPUT_LIMIT = 400_000
+FINISHED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
 
 
 class TransitionError(RuntimeError):
@@ -18,17 +20,12 @@ class TransitionError(RuntimeError):
 
 
 class Job(models.Model):
-    kind = models.CharField(max_length=32, choices=JobKind.choices)
+    # A kind registered in portal.jobs.registry by the app that defines the action.
+    kind = models.CharField(max_length=32)
     title = models.CharField(max_length=200)
     state = models.CharField(max_length=10, choices=JobState.choices, default=JobState.PENDING)
     params = models.JSONField(default=dict, blank=True)
-    pair = models.ForeignKey(
-        "inventory.ServerPair",
-        on_delete=models.PROTECT,
-        related_name="jobs",
-        null=True,
-        blank=True,
-    )
+    pairs = models.ManyToManyField("inventory.ServerPair", related_name="jobs", blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -41,12 +38,20 @@ class Job(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0, help_text="runs so far, retries included")
+    error = models.TextField(blank=True, help_text="why the last run failed or errored")
 
     class Meta:
         ordering = ["-created"]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.title}"
+
+    @property
+    def kind_label(self) -> str:
+        try:
+            return job_kind(self.kind).label
+        except UnknownJobKind:
+            return self.kind
 
     def transition_to(self, new_state: str, **fields) -> None:
         """Move to ``new_state`` only if nobody else moved the job first.
@@ -61,7 +66,7 @@ class Job(models.Model):
         if new_state == JobState.RUNNING:
             fields.setdefault("started", now)
             fields["finished"] = None
-        elif new_state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+        elif new_state in FINISHED_STATES:
             fields.setdefault("finished", now)
         updated = Job.objects.filter(pk=self.pk, state=old_state).update(state=new_state, **fields)
         if updated != 1:
@@ -75,7 +80,7 @@ class Job(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        return self.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+        return self.state in FINISHED_STATES
 
     @property
     def progress_percent(self) -> int:
@@ -88,7 +93,9 @@ class Job(models.Model):
     @property
     def current_step(self) -> Step | None:
         return (
-            self.steps.filter(state__in=[StepState.RUNNING, StepState.FAILED]).first()
+            self.steps.filter(
+                state__in=[StepState.RUNNING, StepState.FAILED, StepState.ERRORED]
+            ).first()
             or self.steps.filter(state=StepState.PENDING).first()
         )
 
@@ -98,8 +105,7 @@ class Step(models.Model):
     position = models.PositiveSmallIntegerField()
     name = models.CharField(max_length=64)
     title = models.CharField(max_length=200)
-    # Dotted path of the function that performs the step: action(job, step, console).
-    action = models.CharField(max_length=200)
+    # The function that performs the step is the registry's: job_kind(job.kind).step(name).
     idempotent = models.BooleanField(default=True)
     state = models.CharField(max_length=10, choices=StepState.choices, default=StepState.PENDING)
     started = models.DateTimeField(null=True, blank=True)

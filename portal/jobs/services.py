@@ -1,172 +1,69 @@
-"""Creating, running, cancelling and retrying jobs.
+"""Creating, cancelling and retrying jobs; running them is ``portal.jobs.worker``.
 
-A step's action is a plain function ``action(job, step, console)`` named by its dotted path. It
-writes what it does to ``console`` and raises ``StepFailed`` with a sentence when it cannot go
-on; any other exception fails the step too, with its traceback in the output. The runner
-checks for a cancel between steps, never inside one (a half-run mkfs is worse than a late stop).
+A job's steps come from its kind in the registry (``portal.jobs.registry``); the Celery queue
+carries only the job's id.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-import traceback
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from django.db import transaction
-from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from portal.jobs.choices import JobState, StepState
-from portal.jobs.models import OUTPUT_LIMIT, Job, Step, TransitionError
+from portal.jobs.models import Job, Step, TransitionError
+from portal.jobs.registry import job_kind
+from portal.jobs.tasks import run_job_task
 
-logger = logging.getLogger(__name__)
-
-
-class StepFailed(Exception):
-    """A step could not do its work; the message says why, for the job page."""
-
-
-@dataclass(frozen=True)
-class StepSpec:
-    name: str
-    title: str
-    action: str  # dotted path of the step function
-    idempotent: bool = True
+# States a step may be left in by a run that stopped part-way through it.
+_INTERRUPTED = (StepState.FAILED, StepState.ERRORED, StepState.RUNNING)
 
 
-class Console:
-    """Collects a step's log and command output and saves them every second or so, so the job
-    page shows the tail while the step runs."""
-
-    FLUSH_SECONDS = 1.0
-
-    def __init__(self, step: Step) -> None:
-        self.step = step
-        self._log = [step.log] if step.log else []
-        self._output = [step.output] if step.output else []
-        self._last_flush = time.monotonic()
-
-    def say(self, message: str) -> None:
-        """A line for people: what the step is doing."""
-        stamp = timezone.localtime().strftime("%H:%M:%S")
-        self._log.append(f"{stamp} {message}\n")
-        self._output.append(f"# {message}\n")
-        self._maybe_flush()
-
-    def write(self, text: str) -> None:
-        """Raw output of a command the step runs."""
-        self._output.append(text if text.endswith("\n") else text + "\n")
-        self._maybe_flush()
-
-    def _maybe_flush(self) -> None:
-        if time.monotonic() - self._last_flush >= self.FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        log = "".join(self._log)
-        output = _clip("".join(self._output))
-        Step.objects.filter(pk=self.step.pk).update(log=log, output=output)
-        self.step.log, self.step.output = log, output
-        self._last_flush = time.monotonic()
-
-
-def _clip(text: str) -> str:
-    if len(text) <= OUTPUT_LIMIT:
-        return text
-    half = OUTPUT_LIMIT // 2
-    return (
-        f"{text[:half]}\n[... {len(text) - OUTPUT_LIMIT} characters left out ...]\n{text[-half:]}"
-    )
+class RetryRefused(Exception):
+    """A retry would run a step that is not idempotent again without anyone checking first."""
 
 
 @transaction.atomic
 def create_job(
     kind: str,
     title: str,
-    steps: Iterable[StepSpec],
     *,
     params: dict | None = None,
-    pair=None,
+    pairs: Iterable = (),
     user=None,
 ) -> Job:
-    job = Job.objects.create(
-        kind=kind, title=title, params=params or {}, pair=pair, created_by=user
-    )
+    """A pending job of a registered kind, with one step row per step of the kind."""
+    spec = job_kind(kind)
+    job = Job.objects.create(kind=kind, title=title, params=params or {}, created_by=user)
+    job.pairs.set(list(pairs))
     Step.objects.bulk_create(
         Step(
             job=job,
             position=position,
-            name=spec.name,
-            title=spec.title,
-            action=spec.action,
-            idempotent=spec.idempotent,
+            name=step.name,
+            title=step.title,
+            idempotent=step.idempotent,
         )
-        for position, spec in enumerate(steps, start=1)
+        for position, step in enumerate(spec.steps, start=1)
     )
     return job
 
 
 def enqueue(job: Job) -> None:
     """Hand the job to a worker once the transaction that created it has committed."""
-    from portal.jobs.tasks import run_job_task
-
     transaction.on_commit(lambda: run_job_task.delay(job.pk))
 
 
-def run_job(job_id: int) -> Job | None:
-    """Run a pending job's steps in order, from the first that has not succeeded.
-
-    Returns None when the job was not pending (another worker has it, or it was cancelled):
-    duplicate deliveries end here.
-    """
-    job = Job.objects.get(pk=job_id)
-    if job.state != JobState.PENDING:
-        logger.info("job %s is %s, not pending; nothing to do", job_id, job.state)
-        return None
-    try:
-        job.transition_to(JobState.RUNNING, attempts=job.attempts + 1)
-    except TransitionError as error:
-        logger.info("%s", error)
-        return None
-
-    for step in job.steps.exclude(state=StepState.SUCCEEDED).order_by("position"):
-        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
-            job.steps.filter(state=StepState.PENDING).update(state=StepState.CANCELLED)
-            job.transition_to(JobState.CANCELLED)
+def wait_until_finished(job: Job, seconds: float) -> Job:
+    """Poll until a worker has finished the job; ``TimeoutError`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.is_finished:
             return job
-        if not _run_step(job, step):
-            job.transition_to(JobState.FAILED)
-            return job
-    job.transition_to(JobState.SUCCEEDED)
-    return job
-
-
-def _run_step(job: Job, step: Step) -> bool:
-    Step.objects.filter(pk=step.pk).update(
-        state=StepState.RUNNING, started=timezone.now(), finished=None
-    )
-    step.state = StepState.RUNNING
-    console = Console(step)
-    console.say(f"{step.title}: started (attempt {job.attempts})")
-    try:
-        action: Callable = import_string(step.action)
-        action(job, step, console)
-    except StepFailed as failure:
-        console.say(f"failed: {failure}")
-        state = StepState.FAILED
-    except Exception as error:  # a bug or an unexpected condition: keep the details
-        console.write(traceback.format_exc())
-        console.say(f"failed with an unexpected error: {error}")
-        state = StepState.FAILED
-    else:
-        console.say(f"{step.title}: done")
-        state = StepState.SUCCEEDED
-    console.flush()
-    Step.objects.filter(pk=step.pk).update(state=state, finished=timezone.now())
-    step.state = state
-    return state == StepState.SUCCEEDED
+        time.sleep(0.2)
+    raise TimeoutError(f"job {job.pk} still {job.state} after {seconds:.0f} s")
 
 
 def request_cancel(job: Job) -> Job:
@@ -184,16 +81,30 @@ def request_cancel(job: Job) -> Job:
     return job
 
 
-def retry(job: Job) -> Job:
-    """Put a failed, cancelled or finished job back in the queue from its first unfinished step.
+def unsafe_to_retry(job: Job) -> Step | None:
+    """The non-idempotent step a retry would run again after it stopped part-way, if any."""
+    return job.steps.filter(state__in=_INTERRUPTED, idempotent=False).first()
 
-    For a job that succeeded, every step runs again: the steps are idempotent, so a re-run
-    checks the hosts and changes nothing that is already as planned.
+
+def retry(job: Job, *, checked: bool = False) -> Job:
+    """Put a finished job back in the queue from its first unfinished step.
+
+    A step that is not idempotent and stopped part-way (failed, errored, or left running by a
+    dead worker) runs again only when someone says the hosts were ``checked``; otherwise
+    ``RetryRefused`` names it. For a job that succeeded, every idempotent step runs again (a
+    re-run checks the hosts and changes nothing that is already as planned); a non-idempotent
+    step that succeeded has done its work and is not repeated.
     """
+    unsafe = unsafe_to_retry(job)
+    if unsafe is not None and not checked:
+        raise RetryRefused(
+            f"step {unsafe.title!r} is not idempotent and stopped part-way; check the hosts "
+            "and confirm before running it again"
+        )
     with transaction.atomic():
         job.transition_to(JobState.PENDING, cancel_requested=False, finished=None)
         if not job.steps.exclude(state=StepState.SUCCEEDED).exists():
-            job.steps.update(state=StepState.PENDING)
+            job.steps.filter(idempotent=True).update(state=StepState.PENDING)
         else:
             job.steps.exclude(state=StepState.SUCCEEDED).update(state=StepState.PENDING)
         enqueue(job)

@@ -1,10 +1,10 @@
-"""The Celery side of jobs: a thin shell around services.run_job."""
+"""The Celery side of jobs: a thin shell around worker.run_job."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from portal.jobs.services import run_job
+from portal.jobs.worker import run_job
 
 
 @shared_task(name="jobs.run_job", acks_late=True)

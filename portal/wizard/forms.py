@@ -8,7 +8,8 @@ from django.core.exceptions import ValidationError
 
 from portal.inventory.models import Filesystem, ServerPair, StorageArray
 from portal.wizard.choices import FilesystemMode
-from provisioning.planner import MODELS, SEGMENT_SIZES_KIB, names
+from provisioning import names
+from provisioning.planner import MODELS, SEGMENT_SIZES_KIB
 
 
 def _problem(check, value: str) -> None:

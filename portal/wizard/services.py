@@ -8,68 +8,15 @@ from __future__ import annotations
 
 import copy
 
-from django.conf import settings
-from django.db import transaction
-
 from portal import crypto
-from portal.inventory.models import ServerPair, Target
-from portal.inventory.services import ansible_inventory, record_observations, save_plans
-from portal.jobs.choices import JobKind
+from portal.inventory.provisioning import start_provisioning as provision_specs
 from portal.jobs.models import Job
-from portal.jobs.services import StepFailed, StepSpec, create_job, enqueue
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
 from provisioning.ha.describe import describe_cib
-from provisioning.playbook_vars import (
-    FENCE_SECRET_SCRIPT,
-    SENSOR_SOURCE,
-    array_layout,
-    target_list,
-)
-from provisioning.runner import run_playbook
+from provisioning.planner import SpecError, make_plan
 
 SESSION_KEY = "ssu_wizard"
-
-# One step per playbook of provisioning/ansible; each is idempotent, so a retry or a re-run of
-# a finished job checks the hosts and changes nothing that is already as planned.
-PROVISIONING_STEPS = [
-    StepSpec(
-        "preflight",
-        "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec(
-        "array",
-        "Create volume groups, volumes and hot spares on the arrays",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec("lnet", "Configure and start LNet", "portal.wizard.services.run_playbook_step"),
-    StepSpec(
-        "format",
-        "Format the targets (mkfs.lustre with both service nodes)",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec(
-        "mount",
-        "Mount each target on its primary server",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec(
-        "ha",
-        "Push the Pacemaker configuration with fencing and wait for the targets",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec(
-        "sensor",
-        "Install, configure and start the Ostara sensor on every server",
-        "portal.wizard.services.run_playbook_step",
-    ),
-    StepSpec(
-        "verify",
-        "Verify: mounted where Pacemaker says, registered, healthy",
-        "portal.wizard.services.run_playbook_step",
-    ),
-]
 
 
 class Draft:
@@ -214,6 +161,58 @@ class Draft:
         self.mark_done(WizardStep.SERVERS, False)
 
 
+# What the wizard's steps can carry from a loaded spec, per role; the rest must be refused by
+# name (a field dropped silently would build something other than the spec says).
+_SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet"}
+_ARRAY_KEYS = {
+    "mds": {"name", "controller", "drive_tb"},
+    "oss": {"name", "controller", "expansions", "drive_tb", "global_spares"},
+}
+_TOP_KEYS = {
+    "mds": {"filesystem", "ssu", "role", "servers", "arrays"},
+    "oss": {"filesystem", "ssu", "role", "servers", "arrays", "segment_kib", "first_ost_index"},
+}
+# Fields the wizard fixes per role: a spec may repeat the value, not change it.
+_FIXED = {"mds": {"raid": "10", "segment_kib": 128, "first_mdt_index": 0}, "oss": {"raid": "8+2"}}
+_ELSEWHERE = "the wizard cannot carry it; build this spec with `manage.py provision`"
+
+
+def spec_refusals(spec: dict) -> dict[str, str]:
+    """Field -> why, for a spec the wizard cannot load as it stands: the planner's own
+    complaints first, then every field the wizard's steps would not carry."""
+    try:
+        make_plan(spec)
+    except SpecError as error:
+        return dict(error.errors)
+    role = spec.get("role", "oss")
+    refusals: dict[str, str] = {}
+    for key, value in spec.items():
+        if key in _FIXED[role]:
+            if value != _FIXED[role][key]:
+                refusals[key] = (
+                    f"the wizard builds {role.upper()} pairs with {key} "
+                    f"{_FIXED[role][key]!r}; {_ELSEWHERE}"
+                )
+        elif key not in _TOP_KEYS[role]:
+            refusals[key] = _ELSEWHERE
+    for position, server in enumerate(spec.get("servers", [])):
+        for key in sorted(set(server) - _SERVER_KEYS):
+            refusals[f"servers[{position}].{key}"] = _ELSEWHERE
+    arrays = spec.get("arrays", [])
+    if role == "mds" and len(arrays) > 1:
+        refusals["arrays"] = f"the wizard builds an MDS pair on one array; {_ELSEWHERE}"
+    for position, array in enumerate(arrays):
+        for key in sorted(set(array) - _ARRAY_KEYS[role]):
+            if key == "expansions" and not array[key]:
+                continue
+            refusals[f"arrays[{position}].{key}"] = _ELSEWHERE
+        if role == "oss" and len(set(array.get("expansions", []))) > 1:
+            refusals[f"arrays[{position}].expansions"] = (
+                f"the wizard adds expansions of one model per array; {_ELSEWHERE}"
+            )
+    return refusals
+
+
 def _spec_server(server: dict) -> dict:
     return {key: server[key] for key in ("hostname", "nids", "bmc", "pdu_outlet")}
 
@@ -283,90 +282,6 @@ def pacemaker_summary(plan: dict) -> dict:
 
 def start_provisioning(draft: Draft, user) -> Job:
     """Save every pair of the draft and start the job that builds them; all or nothing."""
-    with transaction.atomic():
-        pairs = save_plans(draft.specs(), draft.credentials())
-        names = " and ".join(pair.name for pair in pairs)
-        job = create_job(
-            JobKind.PROVISION_PAIR,
-            f"Provision {names} of {pairs[0].filesystem.name}",
-            PROVISIONING_STEPS,
-            params={"pairs": [pair.name for pair in pairs]},
-            pair=pairs[-1],
-            user=user,
-        )
-        enqueue(job)
+    job = provision_specs(draft.specs(), draft.credentials(), user)
     draft.clear()
     return job
-
-
-def run_playbook_step(job: Job, step, console) -> None:
-    """A provisioning step: run the playbook named like the step against the job's pairs."""
-
-    pairs = list(
-        ServerPair.objects.filter(name__in=job.params["pairs"]).select_related("filesystem")
-    )
-    order = {name: position for position, name in enumerate(job.params["pairs"])}
-    pairs.sort(key=lambda pair: order[pair.name])  # the MDS pair (and MGS) before the OSSs
-    console.say(f"running {step.name}.yml on {', '.join(p.name for p in pairs)}")
-    result = run_playbook(
-        f"{step.name}.yml",
-        ansible_inventory(pairs, settings.VIRTUAL_RACK),
-        playbook_variables(pairs),
-        work_dir=settings.ANSIBLE_WORK_DIR,
-        on_output=console.write,
-        cancel=None,
-    )
-    console.say(result.summary())
-    if not result.succeeded:
-        raise StepFailed(result.summary())
-    placed = {
-        target["label"]: host
-        for host, facts in result.facts.items()
-        for target in facts.get("placed_here", [])
-    }
-    if placed:
-        labels = Target.objects.filter(volume_group__array__pair__in=pairs).values_list(
-            "label", flat=True
-        )
-        moved = record_observations(placements={label: placed.get(label) for label in labels})
-        console.say(f"recorded where {len(placed)} targets run ({moved} changed)")
-
-
-def fence_user(pair) -> dict | None:
-    """The BMC user the pair's IPMI fence devices log in as (one per cluster, as in the CIB).
-
-    The servers step asks for a user per server; when they differ, the first server's is used
-    and the other must accept it (the recipe has one fence user per pair).
-    """
-    users = [s.bmc_username for s in pair.servers.order_by("hostname") if s.bmc_username]
-    return {"ipmi_username": users[0]} if users else None
-
-
-def playbook_variables(pairs) -> dict:
-    """What the playbooks need beyond the inventory: each pair's plan and cluster
-    configuration, the MGS NIDs, and the BMC secrets (tasks that use them log nothing)."""
-    variables: dict = {
-        "ostara_plans": {},
-        "ostara_cibs": {},
-        "ostara_layouts": {},
-        "ostara_targets": {},
-        "ostara_fence_secrets": {},
-        "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
-        "ostara_sensor_source": str(SENSOR_SOURCE),
-        "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
-        "ostara_influxdb_url": settings.OSTARA_SENSOR_INFLUXDB_URL,
-        "ostara_influxdb_database": settings.INFLUXDB_DATABASE,
-        "ostara_smcli": str(settings.VIRTUAL_RACK / "bin" / "SMcli")
-        if settings.VIRTUAL_RACK
-        else "SMcli",
-    }
-    for pair in pairs:
-        mgs_nids = pair.filesystem.mgs_nids
-        variables["ostara_plans"][pair.name] = pair.plan
-        variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
-        variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
-        variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
-        for server in pair.servers.all():
-            if server.bmc_password_encrypted:
-                variables["ostara_fence_secrets"][f"bmc-{server.hostname}"] = server.bmc_password
-    return variables

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from portal.inventory.models import Filesystem, Server, ServerPair
-from portal.inventory.services import preview_plans
+from portal.inventory.services import claimed_elsewhere, preview_plans
 from portal.wizard import forms
 from portal.wizard.choices import FilesystemMode, WizardStep
 from portal.wizard.services import (
@@ -24,6 +24,7 @@ from portal.wizard.services import (
     enclosure_pictures,
     failover_map,
     pacemaker_summary,
+    spec_refusals,
     start_provisioning,
 )
 from provisioning.planner import SpecError, make_plan
@@ -163,10 +164,11 @@ def servers_step(request):
 
 
 def _unique_across(pairs: dict) -> bool:
-    """Host names, NIDs and pair names must differ between the MDS pair and the SSU too."""
+    """Host names, NIDs, BMC addresses, PDU outlets and pair names must differ between the
+    servers of the draft, and from every server of the inventory (fencing a server through a
+    BMC or outlet that is another's would power off the other)."""
     ok = True
-    seen_hosts: dict[str, str] = {}
-    seen_nids: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}  # (field, value) -> who gave it first
     pair_names: set[str] = set()
     for name_form, server_forms in pairs.values():
         if name_form.cleaned_data["name"] in pair_names:
@@ -174,21 +176,52 @@ def _unique_across(pairs: dict) -> bool:
             ok = False
         pair_names.add(name_form.cleaned_data["name"])
         for form in server_forms:
-            host = form.cleaned_data["hostname"]
-            if host in seen_hosts:
-                form.add_error("hostname", f"{host} is already given for {seen_hosts[host]}")
-                ok = False
-            seen_hosts.setdefault(host, form.prefix)
+            data = dict(form.cleaned_data)  # add_error() takes fields out of cleaned_data
+            host = data["hostname"]
             existing = Server.objects.filter(hostname=host).select_related("pair").first()
             if existing:
                 where = existing.pair.name if existing.pair else "the inventory"
                 form.add_error("hostname", f"{host} already belongs to {where}")
                 ok = False
-            for nid in form.cleaned_data["nids"]:
-                if nid in seen_nids:
-                    form.add_error("nids", f"NID {nid} is already given for {seen_nids[nid]}")
+            given = [("hostname", host, f"{host} is already given for {{owner}}", form.prefix)]
+            given += [
+                ("nids", nid, f"NID {nid} is already given for {{owner}}", host)
+                for nid in data["nids"]
+            ]
+            given += [
+                (
+                    "bmc",
+                    data["bmc"],
+                    f"{data['bmc']} is already given as the BMC of {{owner}}",
+                    host,
+                ),
+                (
+                    "pdu_outlet",
+                    data["pdu_outlet"],
+                    f"{data['pdu_outlet']} is already given as the PDU outlet of {{owner}}",
+                    host,
+                ),
+            ]
+            refused: set[str] = set()
+            for field, value, message, me in given:
+                key = (field, value.lower())
+                if key in seen and field not in refused:
+                    form.add_error(field, message.format(owner=seen[key]))
+                    refused.add(field)
                     ok = False
-                seen_nids.setdefault(nid, host)
+                seen.setdefault(key, me)
+            claimed = claimed_elsewhere(
+                {
+                    "hostname": host,
+                    "bmc": data["bmc"],
+                    "pdu_outlet": data["pdu_outlet"],
+                    "nids": data["nids"],
+                }
+            )
+            for field, message in claimed.items():
+                if field not in refused:
+                    form.add_error(field, message)
+                    ok = False
     return ok
 
 
@@ -366,6 +399,11 @@ def upload_spec(request):
         problem = "choose a spec file" if upload is None else "a spec is a JSON object"
     if not isinstance(spec, dict):
         messages.error(request, f"Spec not loaded: {problem}.")
+        return redirect("wizard:filesystem")
+    refusals = spec_refusals(spec)
+    if refusals:
+        for field, message in refusals.items():
+            messages.error(request, f"Spec not loaded: {field}: {message}.")
         return redirect("wizard:filesystem")
     draft = Draft(request.session)
     draft.load_spec(spec)

@@ -11,30 +11,15 @@ that cannot be fenced is never assumed dead, so such a cluster could not fail ov
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# RFC 1123 host label: also a safe tail for Pacemaker ids and shell words.
-HOSTNAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-# Lustre fsname: up to 8 characters; we also ask for a leading letter so that target labels
-# (scratch-OST000a) are valid XML ids as they stand.
-FSNAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,7}$")
-OST_MDT_LABEL_RE = re.compile(
-    r"^(?P<fs>[A-Za-z][A-Za-z0-9_]{0,7})-(?P<kind>OST|MDT)(?P<index>[0-9a-f]{4})$"
-)
-MGS_LABEL = "MGS"
-# LNet NID: address@network, e.g. 10.10.0.11@o2ib, 10.10.0.11@tcp1.
-NID_RE = re.compile(r"^[0-9A-Za-z.:-]+@(?P<lnd>[a-z][a-z0-9]*?[a-z])(?P<number>[0-9]*)$")
+from provisioning import names
+
 DEVICE_RE = re.compile(r"^/dev/[A-Za-z0-9_.+:/-]+$")
 MOUNTPOINT_RE = re.compile(r"^/[A-Za-z0-9_.+/-]+$")
-# Host name or FQDN of a BMC or PDU on the management network.
-NETWORK_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]{1,63})*$")
-# A switched PDU and its outlet: "pdu1:3" = outlet 3 of PDU pdu1.
-PDU_OUTLET_RE = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]{1,3})$")
-INTERFACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 
 # Network interface the healthLNET agent checks when the plan names none: LNet networks are
 # conventionally on the first port of their kind.
@@ -117,6 +102,18 @@ def _string(
     return value
 
 
+def _named(
+    mapping: Mapping[str, Any], key: str, where: str, problem: Callable[[str], str | None]
+) -> str:
+    """A name checked by the shared rules of provisioning.names."""
+    value = _require(mapping, key, where)
+    if not isinstance(value, str):
+        raise HAConfigError(f"{where}.{key}", f"{value!r} is not text")
+    if message := problem(value):
+        raise HAConfigError(f"{where}.{key}", message)
+    return value
+
+
 def _bmc_address(server: Mapping[str, Any], where: str) -> str:
     value = server.get("bmc") if isinstance(server, Mapping) else None
     if value in (None, ""):
@@ -128,17 +125,9 @@ def _bmc_address(server: Mapping[str, Any], where: str) -> str:
         )
     if not isinstance(value, str):
         raise HAConfigError(f"{where}.bmc", f"{value!r} is not an address")
-    if not _is_address(value):
-        raise HAConfigError(f"{where}.bmc", f"{value!r} is not an IP address or host name")
+    if problem := names.bmc_problem(value):
+        raise HAConfigError(f"{where}.bmc", problem)
     return value
-
-
-def _is_address(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return bool(NETWORK_NAME_RE.match(value))
-    return True
 
 
 def _pdu_outlet(server: Mapping[str, Any], where: str) -> tuple[str, int]:
@@ -149,13 +138,12 @@ def _pdu_outlet(server: Mapping[str, Any], where: str) -> tuple[str, int]:
             f"server {server.get('hostname', '?')} has no PDU outlet: the design needs a second "
             "fence device (the switched PDU) in case the BMC is down",
         )
-    match = PDU_OUTLET_RE.match(value) if isinstance(value, str) else None
-    if not match or not _is_address(match.group("pdu")):
+    if not isinstance(value, str):
         raise HAConfigError(f"{where}.pdu_outlet", f"{value!r} is not of the form 'pdu1:3'")
-    outlet = int(match.group("outlet"))
-    if outlet < 1:
-        raise HAConfigError(f"{where}.pdu_outlet", "PDU outlets are numbered from 1")
-    return match.group("pdu"), outlet
+    if problem := names.pdu_outlet_problem(value):
+        raise HAConfigError(f"{where}.pdu_outlet", problem)
+    pdu, _, outlet = value.rpartition(":")
+    return pdu, int(outlet)
 
 
 def _nids(server: Mapping[str, Any], where: str) -> tuple[str, ...]:
@@ -163,18 +151,19 @@ def _nids(server: Mapping[str, Any], where: str) -> tuple[str, ...]:
     if not isinstance(nids, Sequence) or isinstance(nids, str) or not nids:
         raise HAConfigError(f"{where}.nids", "must be a non-empty list of NIDs")
     for nid in nids:
-        if not isinstance(nid, str) or not NID_RE.match(nid):
-            raise HAConfigError(f"{where}.nids", f"{nid!r} is not a NID like 10.10.0.11@o2ib")
+        problem = names.nid_problem(nid) if isinstance(nid, str) else f"{nid!r} is not text"
+        if problem:
+            raise HAConfigError(f"{where}.nids", problem)
     return tuple(nids)
 
 
 def _lnet_interface(server: Mapping[str, Any], nids: tuple[str, ...], where: str) -> str:
     value = server.get("lnet_interface")
     if value not in (None, ""):
-        if not isinstance(value, str) or not INTERFACE_RE.match(value):
+        if not isinstance(value, str) or names.interface_problem(value):
             raise HAConfigError(f"{where}.lnet_interface", f"{value!r} is not an interface name")
         return value
-    lnd = NID_RE.match(nids[0]).group("lnd")  # type: ignore[union-attr]
+    lnd = names.nid_lnd(nids[0])
     if lnd not in DEFAULT_LNET_INTERFACE:
         raise HAConfigError(
             f"{where}.lnet_interface",
@@ -186,7 +175,7 @@ def _lnet_interface(server: Mapping[str, Any], nids: tuple[str, ...], where: str
 def _server(raw: Any, where: str) -> Server:
     if not isinstance(raw, Mapping):
         raise HAConfigError(where, "must be an object")
-    hostname = _string(raw, "hostname", where, HOSTNAME_RE, "a host name (lower case, RFC 1123)")
+    hostname = _named(raw, "hostname", where, names.hostname_problem)
     nids = _nids(raw, where)
     bmc = _bmc_address(raw, where)
     pdu, outlet = _pdu_outlet(raw, where)
@@ -206,18 +195,9 @@ def _target(raw: Any, where: str, filesystem: str, hostnames: tuple[str, str]) -
     kind = _require(raw, "kind", where)
     if kind not in TARGET_KINDS:
         raise HAConfigError(f"{where}.kind", f"{kind!r} is not one of {', '.join(TARGET_KINDS)}")
-    label = _require(raw, "label", where)
-    if kind == "MGT":
-        if label != MGS_LABEL:
-            raise HAConfigError(
-                f"{where}.label", f"an MGT is labelled {MGS_LABEL!r}, not {label!r}"
-            )
-    else:
-        match = OST_MDT_LABEL_RE.match(label) if isinstance(label, str) else None
-        if not match or match.group("kind") != kind or match.group("fs") != filesystem:
-            raise HAConfigError(
-                f"{where}.label", f"{label!r} is not a {kind} label of filesystem {filesystem!r}"
-            )
+    label = _named(
+        raw, "label", where, lambda value: names.target_label_problem(value, kind, filesystem)
+    )
     device = _string(raw, "device", where, DEVICE_RE, "a block device path under /dev")
     mountpoint = _string(raw, "mountpoint", where, MOUNTPOINT_RE, "an absolute mount point")
     primary = _require(raw, "primary", where)
@@ -241,8 +221,8 @@ def read_plan(plan: Mapping[str, Any]) -> PairPlan:
                 "fencing cannot be turned off: without it a lost server is never assumed dead, "
                 "so its targets would never fail over",
             )
-    filesystem = _string(plan, "filesystem", "plan", FSNAME_RE, "a Lustre filesystem name")
-    pair = _string(plan, "ssu", "plan", HOSTNAME_RE, "an SSU or pair name")
+    filesystem = _named(plan, "filesystem", "plan", names.filesystem_problem)
+    pair = _named(plan, "ssu", "plan", names.unit_name_problem)
     role = _require(plan, "role", "plan")
     if role not in ("oss", "mds"):
         raise HAConfigError("plan.role", f"{role!r} is not 'oss' or 'mds'")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import names
+from provisioning import names
+
 from .catalogue import (
     CONTROLLER,
     DEFAULT_RAID,

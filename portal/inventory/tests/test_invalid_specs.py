@@ -96,6 +96,8 @@ def test_ost_indices_that_clash_with_the_filesystem(filesystem_with_mds, ssu_spe
     for number, server in enumerate(second["servers"], start=3):
         server["hostname"] = f"oss{number:02d}"
         server["nids"] = [f"10.10.0.{10 + number}@o2ib"]
+        server["bmc"] = f"10.20.0.{10 + number}"
+        server["pdu_outlet"] = f"pdu{number - 2}:{10 + number}"
     for array, suffix in zip(second["arrays"], "ab", strict=False):
         array["name"] = f"ssu02-{suffix}"
     second["first_ost_index"] = 20  # 20..43: 20..23 are taken by ssu01

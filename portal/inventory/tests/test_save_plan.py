@@ -69,6 +69,7 @@ def _second_ssu(spec: dict, first_ost_index: int) -> dict:
         server["hostname"] = f"oss{number:02d}"
         server["nids"] = [f"10.10.0.{10 + number}@o2ib"]
         server["bmc"] = f"10.20.0.{10 + number}"
+        server["pdu_outlet"] = f"pdu{number - 2}:{10 + number}"
     for array, suffix in zip(second["arrays"], "ab", strict=False):
         array["name"] = f"ssu02-{suffix}"
     return second

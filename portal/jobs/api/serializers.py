@@ -23,7 +23,8 @@ class StepSerializer(serializers.ModelSerializer):
 
 class JobSerializer(serializers.ModelSerializer):
     steps = StepSerializer(many=True, read_only=True)
-    pair = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    pairs = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    kind_label = serializers.CharField(read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
@@ -31,9 +32,11 @@ class JobSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "kind",
+            "kind_label",
             "title",
             "state",
-            "pair",
+            "error",
+            "pairs",
             "params",
             "created_by",
             "created",

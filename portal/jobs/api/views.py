@@ -7,5 +7,5 @@ from portal.jobs.models import Job
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = Job.objects.select_related("pair", "created_by").prefetch_related("steps")
+    queryset = Job.objects.select_related("created_by").prefetch_related("steps", "pairs")
     serializer_class = JobSerializer

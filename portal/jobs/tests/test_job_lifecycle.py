@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from portal.jobs.choices import JobKind, JobState, StepState
+from portal.jobs.choices import JobState, StepState
 from portal.jobs.models import Job, TransitionError
-from portal.jobs.services import StepSpec, create_job, request_cancel, retry, run_job
+from portal.jobs.services import RetryRefused, create_job, request_cancel, retry
+from portal.jobs.tests.actions import CANCEL, CRASH, SHARED, THREE_STEPS, UNSAFE
+from portal.jobs.worker import run_job
 
 pytestmark = pytest.mark.django_db
 
-WORK = "portal.jobs.tests.actions.work"
 
-
-def _job(tmp_path, names=("preflight", "format", "mount"), action=WORK, **params) -> Job:
+def _job(tmp_path, kind=THREE_STEPS, **params) -> Job:
     params.setdefault("record", str(tmp_path / "ran.txt"))
     params.setdefault("broken", str(tmp_path / "broken"))
-    steps = [StepSpec(name, name.title(), action) for name in names]
-    return create_job(JobKind.PROVISION_PAIR, "Provision ssu01", steps, params=params)
+    return create_job(kind.kind, "Provision ssu01", params=params)
 
 
 def _ran(tmp_path) -> list[str]:
@@ -69,13 +68,17 @@ def test_retry_resumes_from_the_failed_step_once_the_host_is_back(
     assert _ran(tmp_path) == ["preflight", "format", "format", "mount"]
 
 
-def test_an_unexpected_error_fails_the_step_with_the_traceback(tmp_path):
-    job = _job(tmp_path, names=("preflight",), action="portal.jobs.tests.actions.crash")
+def test_an_unexpected_error_errors_the_step_with_the_traceback(tmp_path):
+    # An exception other than StepFailed is a bug or an unforeseen condition: "errored", kept
+    # apart from a step the hosts refused ("failed").
+    job = _job(tmp_path, kind=CRASH)
     run_job(job.pk)
     job.refresh_from_db()
-    assert job.state == JobState.FAILED
-    output = job.steps.get().output
-    assert "Traceback" in output and "KeyError: 'volume_group'" in output
+    assert job.state == JobState.ERRORED
+    step = job.steps.get()
+    assert step.state == StepState.ERRORED
+    assert "Traceback" in step.output and "KeyError: 'volume_group'" in step.output
+    assert job.error == "Preflight: unexpected error: KeyError: 'volume_group'"
 
 
 def test_cancel_before_start_cancels_at_once(tmp_path):
@@ -89,13 +92,7 @@ def test_cancel_before_start_cancels_at_once(tmp_path):
 
 
 def test_cancel_while_running_stops_before_the_next_step(tmp_path):
-    steps = [
-        StepSpec("preflight", "Preflight", "portal.jobs.tests.actions.cancel_myself"),
-        StepSpec("format", "Format", WORK),
-    ]
-    job = create_job(
-        JobKind.PROVISION_PAIR, "Provision", steps, params={"record": str(tmp_path / "ran.txt")}
-    )
+    job = create_job(CANCEL.kind, "Provision", params={"record": str(tmp_path / "ran.txt")})
     run_job(job.pk)
     job.refresh_from_db()
     assert job.state == JobState.CANCELLED
@@ -128,3 +125,52 @@ def test_a_finished_job_runs_every_step_again(tmp_path, django_capture_on_commit
         retry(job)
     run_job(job.pk)
     assert _ran(tmp_path) == ["preflight", "format", "mount"] * 2
+
+
+def test_a_failed_job_records_its_error_and_a_retry_clears_it(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    (tmp_path / "broken").touch()
+    job = _job(tmp_path, fail=["format"])
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.error == "Format: host oss02 unreachable during format"
+    (tmp_path / "broken").unlink()
+    with django_capture_on_commit_callbacks(execute=False):
+        retry(job)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert (job.state, job.error) == (JobState.SUCCEEDED, "")
+
+
+def test_a_non_idempotent_step_that_failed_is_retried_only_once_checked(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    (tmp_path / "broken").touch()
+    job = _job(tmp_path, kind=UNSAFE, fail=["format"])
+    run_job(job.pk)
+    job.refresh_from_db()
+    (tmp_path / "broken").unlink()
+    with pytest.raises(RetryRefused, match="'Format' is not idempotent"):
+        retry(job)
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED  # nothing queued
+    with django_capture_on_commit_callbacks(execute=False):
+        retry(job, checked=True)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+    assert _ran(tmp_path) == ["preflight", "format", "format", "mount"]
+    # Run again: the idempotent steps check the hosts; the mkfs-like step is not repeated.
+    with django_capture_on_commit_callbacks(execute=False):
+        retry(job)
+    run_job(job.pk)
+    assert _ran(tmp_path)[4:] == ["preflight", "mount"]
+
+
+def test_the_kinds_context_is_computed_once_per_run(tmp_path):
+    job = _job(tmp_path, kind=SHARED)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED
+    assert _ran(tmp_path) == ["one", "context", "two", "three"]  # when first asked for

@@ -2,33 +2,21 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from portal.jobs.choices import JobKind, JobState
-from portal.jobs.models import Job
-from portal.jobs.services import StepSpec, create_job, enqueue
-
-
-def _wait_until_finished(job: Job, seconds: float = 60) -> Job:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.is_finished:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job.pk} still {job.state} after {seconds} s")
+from portal.inventory.services import save_plans
+from portal.inventory.tests.conftest import load_spec
+from portal.jobs.choices import JobState
+from portal.jobs.services import create_job, enqueue, wait_until_finished
+from portal.jobs.tests.actions import ONE_STEP, TWO_STEPS
+from portal.jobs.worker import run_job
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_queued_job_is_run_by_a_worker(celery_worker, tmp_path):
-    steps = [StepSpec("preflight", "Preflight", "portal.jobs.tests.actions.work")]
-    job = create_job(
-        JobKind.PROVISION_PAIR, "Provision", steps, params={"record": str(tmp_path / "ran.txt")}
-    )
+    job = create_job(ONE_STEP.kind, "Provision", params={"record": str(tmp_path / "ran.txt")})
     enqueue(job)  # outside a transaction: sent at once
-    job = _wait_until_finished(job)
+    job = wait_until_finished(job, 60)
     assert job.state == JobState.SUCCEEDED
     assert (tmp_path / "ran.txt").read_text() == "preflight\n"
 
@@ -36,15 +24,11 @@ def test_a_queued_job_is_run_by_a_worker(celery_worker, tmp_path):
 @pytest.mark.django_db
 def test_the_job_page_shows_progress_and_the_failed_steps_output(client, world, tmp_path):
     (tmp_path / "broken").touch()
-    steps = [StepSpec(n, n.title(), "portal.jobs.tests.actions.work") for n in ("a", "b")]
     job = create_job(
-        JobKind.PROVISION_PAIR,
+        TWO_STEPS.kind,
         "Provision ssu01",
-        steps,
         params={"record": str(tmp_path / "r"), "broken": str(tmp_path / "broken"), "fail": ["b"]},
     )
-    from portal.jobs.services import run_job
-
     run_job(job.pk)
     client.login(username="viewer", password="pw-viewer-123!")
     page = client.get(f"/jobs/{job.pk}/progress/").content.decode()
@@ -58,7 +42,7 @@ def test_the_job_page_shows_progress_and_the_failed_steps_output(client, world, 
 
 @pytest.mark.django_db
 def test_a_viewer_cannot_cancel_or_retry(client, world, tmp_path):
-    job = create_job(JobKind.PROVISION_PAIR, "x", [StepSpec("a", "A", "x.y")])
+    job = create_job(TWO_STEPS.kind, "x")
     client.login(username="viewer", password="pw-viewer-123!")
     assert client.post(f"/jobs/{job.pk}/cancel/").status_code == 403
     job.refresh_from_db()
@@ -78,3 +62,23 @@ def test_jobs_sent_from_a_web_server_thread_go_to_the_configured_broker(settings
     thread.join()
     assert seen == [settings.CELERY_BROKER_URL]
     assert seen[0].startswith("redis://")
+
+
+@pytest.mark.django_db
+def test_the_job_page_and_api_list_every_pair_and_the_error(client, world, tmp_path):
+    pairs = save_plans([load_spec("mds_pair"), load_spec("reference_ssu")])
+    (tmp_path / "broken").touch()
+    job = create_job(
+        TWO_STEPS.kind,
+        "Provision mds01 and ssu01",
+        pairs=pairs,
+        params={"record": str(tmp_path / "r"), "broken": str(tmp_path / "broken"), "fail": ["a"]},
+    )
+    run_job(job.pk)
+    client.login(username="viewer", password="pw-viewer-123!")
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Pairs: " in page and ">mds01</a>, <a" in page and ">ssu01</a>" in page
+    assert "A: host oss02 unreachable during a" in page
+    api = client.get(f"/api/v1/jobs/{job.pk}/").json()
+    assert api["pairs"] == ["mds01", "ssu01"]
+    assert (api["state"], api["error"]) == ("failed", "A: host oss02 unreachable during a")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from portal.inventory.models import ServerPair
+from portal.inventory.provisioning import playbook_variables
 from portal.inventory.services import save_plans
-from portal.wizard.services import playbook_variables
 from portal.wizard.tests.conftest import BMC, load_spec
 
 pytestmark = pytest.mark.django_db

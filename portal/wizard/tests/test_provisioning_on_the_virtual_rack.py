@@ -3,35 +3,37 @@ virtual rack's servers, arrays and Pacemaker. Slow (minutes), so one rack serves
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from portal.inventory.choices import TargetState
-from portal.inventory.models import Target
+from portal.inventory.models import ServerPair, Target
+from portal.inventory.provisioning import KIND
 from portal.inventory.services import save_plans
-from portal.jobs.choices import JobKind, JobState
-from portal.jobs.services import create_job, run_job
-from portal.wizard.services import PROVISIONING_STEPS
+from portal.jobs.choices import JobState
+from portal.jobs.services import create_job, retry
+from portal.jobs.worker import run_job
 from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
 
 pytestmark = pytest.mark.django_db
 
 
 def _provision(pair_names: list[str]):
-    job = create_job(
-        JobKind.PROVISION_PAIR, "Provision", PROVISIONING_STEPS, params={"pairs": pair_names}
-    )
+    pairs = ServerPair.objects.filter(name__in=pair_names)
+    job = create_job(KIND, "Provision", pairs=pairs)
     run_job(job.pk)
     job.refresh_from_db()
     return job
 
 
 def _failed_output(job) -> str:
-    failed = job.steps.filter(state="failed").first()
+    failed = job.steps.filter(state__in=["failed", "errored"]).first()
     return failed.output[-4000:] if failed else ""
 
 
 def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(
-    virtual_rack,
+    virtual_rack, client, world
 ):
     save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
     job = _provision(["mds01", "ssu01"])
@@ -46,6 +48,14 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
         assert f" on {target.mount_point} type lustre" in mounts[target.primary_server.hostname]
         assert target.state == TargetState.MOUNTED
         assert target.current_server_id == target.primary_server_id
+    # The API says what the arrays and Pacemaker reported: groups optimal, targets at home.
+    client.login(username="viewer", password="pw-viewer-123!")
+    groups = client.get("/api/v1/volume-groups/?limit=1000").json()["results"]
+    assert len(groups) == 25 and {g["state"] for g in groups} == {"optimal"}
+    targets = client.get("/api/v1/targets/?limit=1000").json()["results"]
+    assert {(t["state"], t["current_server"] == t["primary_server"]) for t in targets} == {
+        ("mounted", True)
+    }
     dl = on_host(virtual_rack, "oss02", "lctl", "dl").stdout
     assert "obdfilter scratch-OST0001" in dl
     # The fence secrets are on the servers, readable by root only, and not in the CIB.
@@ -56,8 +66,6 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     assert "secret-oss02" not in cib and 'id="scratch-OST0017"' in cib
 
     # Running the finished job again changes nothing on the hosts.
-    from portal.jobs.services import retry
-
     retry(job)
     run_job(job.pk)
     job.refresh_from_db()
@@ -68,8 +76,6 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     # An OSS crashes: its partner fences it and mounts all of its OSTs.
     simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss01")
     status = simulator("status", "--rack", str(virtual_rack), "--json")
-    import json
-
     rack = json.loads(status)
     oss02_mounts = on_host(virtual_rack, "oss02", "mount", "-t", "lustre").stdout
     for index in range(24):
@@ -78,8 +84,6 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
 
 
 def _was_fenced(rack: dict, host: str) -> bool:
-    import json
-
     return host in json.dumps(rack["fence_history"]) and rack["servers"][host]["state"] != "up"
 
 
@@ -93,8 +97,6 @@ def test_a_step_that_fails_shows_its_output_and_retry_resumes_there(virtual_rack
     assert "oss02" in failed.output and "No route to host" in failed.output
 
     simulator("clear", "--rack", str(virtual_rack), "--all")  # the server is back
-    from portal.jobs.services import retry
-
     retry(job)
     run_job(job.pk)
     job.refresh_from_db()

@@ -45,12 +45,13 @@ def _watch_job(page, shots, name: str) -> None:
     page.screenshot(path=str(shots / f"wizard-{name}-job-running.png"), full_page=True)
     state = page.locator("#job-state")
     page.wait_for_function(
-        "() => ['Succeeded', 'Failed'].includes(document.querySelector('#job-state').innerText)",
+        "() => ['Succeeded', 'Failed', 'Errored']"
+        ".includes(document.querySelector('#job-state').innerText)",
         timeout=JOB_MINUTES * 60_000,
         polling=2000,
     )
     page.screenshot(path=str(shots / f"wizard-{name}-job-finished.png"), full_page=True)
-    assert state.inner_text() == "Succeeded", page.locator(".step.failed").inner_text()
+    assert state.inner_text() == "Succeeded", page.locator("#job-error").inner_text()
     assert page.locator("#job-progressbar").get_attribute("value") == "100"
 
 

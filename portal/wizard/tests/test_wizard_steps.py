@@ -70,10 +70,10 @@ def operator(client, world):
     return client
 
 
-def _new_filesystem_up_to_review(client) -> None:
+def _new_filesystem_up_to_review(client, oss_hosts: tuple[str, str] = ("oss01", "oss02")) -> None:
     response = client.post("/ssus/add/filesystem/", {"mode": "new", "new_name": "scratch"})
     assert response.status_code == 302, response.content
-    servers = _servers_step()
+    servers = _servers_step(oss_hosts)
     response = client.post("/ssus/add/servers/", servers)
     assert response.status_code == 302, _errors(response)
     response = client.post("/ssus/add/arrays/", ARRAYS)
@@ -109,7 +109,7 @@ def test_confirm_saves_both_pairs_and_starts_the_job(operator, django_capture_on
     job = Job.objects.get()
     assert response["Location"] == f"/jobs/{job.pk}/"
     assert len(callbacks) == 1  # queued for a worker after commit
-    assert job.params == {"pairs": ["mds01", "ssu01"]}
+    assert [pair.name for pair in job.pairs.order_by("kind", "name")] == ["mds01", "ssu01"]
     assert [s.name for s in job.steps.all()] == [
         "preflight",
         "array",
@@ -185,3 +185,103 @@ def test_the_spec_downloads_and_uploads_as_the_planner_s_json(operator):
     assert response["Location"] == "/ssus/add/servers/"
     page = operator.get("/ssus/add/servers/").content.decode()
     assert 'value="oss01"' in page
+
+
+def test_a_dotted_host_name_reaches_the_review_and_is_saved(
+    operator, django_capture_on_commit_callbacks
+):
+    _new_filesystem_up_to_review(operator, oss_hosts=("oss01.lab", "oss02.lab"))
+    response = operator.get("/ssus/add/review/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "oss01.lab" in page and "fence" in page.lower()
+    with django_capture_on_commit_callbacks(execute=False):
+        response = operator.post("/ssus/add/review/")
+    assert response.status_code == 302, _errors(response)
+    assert models.Server.objects.filter(hostname="oss02.lab").exists()
+
+
+def _ssu02_servers(**changes: str) -> dict:
+    """The servers step for a second SSU of scratch, oss03 and oss04."""
+    data = {"oss-name": "ssu02", **_servers("oss", ("oss03", "oss04"), 13)}
+    data.update(changes)
+    return data
+
+
+@pytest.fixture
+def scratch_with_ssu01(operator):
+    from portal.inventory.services import save_plans
+    from portal.wizard.tests.conftest import load_spec
+
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")])
+    response = operator.post("/ssus/add/filesystem/", {"mode": "existing", "existing": "scratch"})
+    assert response.status_code == 302, _errors(response)
+    return operator
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("bmc", "10.20.0.11", "10.20.0.11 is already the BMC of oss01 in ssu01"),
+        ("pdu_outlet", "pdu2:3", "pdu2:3 is already the PDU outlet of oss02 in ssu01"),
+        ("nids", "10.10.0.12@o2ib", "NID 10.10.0.12@o2ib is already used by oss02"),
+    ],
+)
+def test_a_bmc_outlet_or_nid_of_another_server_is_refused_at_its_field(
+    scratch_with_ssu01, field, value, message
+):
+    response = scratch_with_ssu01.post(
+        "/ssus/add/servers/", _ssu02_servers(**{f"oss1-{field}": value})
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'id="id_oss1-{field}_errors"' in page
+    assert message in page
+    assert not models.ServerPair.objects.filter(name="ssu02").exists()
+
+
+def test_a_bmc_or_outlet_given_twice_in_the_draft_is_refused_at_the_second(scratch_with_ssu01):
+    response = scratch_with_ssu01.post(
+        "/ssus/add/servers/",
+        _ssu02_servers(**{"oss1-bmc": "10.20.0.13", "oss1-pdu_outlet": "pdu1:13"}),
+    )
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="id_oss1-bmc_errors"' in page and 'id="id_oss1-pdu_outlet_errors"' in page
+    assert "10.20.0.13 is already given as the BMC of oss03" in page
+    assert "pdu1:13 is already given as the PDU outlet of oss03" in page
+
+
+def _upload(client, spec: dict):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("spec.json", json.dumps(spec).encode(), "application/json")
+    return client.post("/ssus/add/upload/", {"spec": upload}, follow=True)
+
+
+def test_a_spec_with_7_drives_is_refused_with_the_planner_s_message(operator):
+    from portal.wizard.tests.conftest import load_spec
+    from provisioning.planner import SpecError, make_plan
+
+    spec = load_spec("reference_ssu")
+    spec["arrays"][0]["drives"] = 7
+    with pytest.raises(SpecError) as planner:
+        make_plan(spec)
+    page = _upload(operator, spec).content.decode()
+    assert planner.value.errors["arrays[0].drives"] in page
+    assert "Spec not loaded: arrays[0].drives:" in page
+    assert 'value="oss01"' not in operator.get("/ssus/add/servers/").content.decode()
+
+
+def test_a_spec_field_the_wizard_cannot_carry_is_refused_by_name(operator):
+    from portal.wizard.tests.conftest import load_spec
+
+    spec = load_spec("reference_ssu")
+    spec["servers"][0]["lnet_interface"] = "ib1"
+    spec["raid"] = "8+2"  # the wizard's own value: used
+    page = _upload(operator, spec).content.decode()
+    assert "Spec not loaded: servers[0].lnet_interface: the wizard cannot carry it" in page
+    del spec["servers"][0]["lnet_interface"]
+    response = _upload(operator, spec)
+    assert response.redirect_chain[0][0] == "/ssus/add/servers/"  # loaded
+    assert "oss01" in json.dumps(operator.session["ssu_wizard"])

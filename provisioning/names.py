@@ -1,4 +1,9 @@
-"""Checks for every name and address that the plan hands on to shells, ansible and Pacemaker.
+"""The one set of name rules: host names (dotted FQDNs too), filesystem, unit and target
+names, NIDs, BMC addresses and PDU outlets, for everything the plan hands on to shells, ansible
+and Pacemaker.
+
+Used by the planner, the HA builder (provisioning/ha), the simulator's topology, the inventory's
+model validators and the wizard's forms. Plain Python (standard library only).
 
 Each check returns None when the value is acceptable, or a sentence saying why it is not, so the
 spec validator can collect every problem of a spec in one pass.
@@ -22,6 +27,9 @@ LNET_NETWORK = re.compile(rf"^(?P<lnd>{'|'.join(LNET_TYPES)})(?P<number>0|[1-9][
 MAX_LNET_NUMBER = 65535
 # A Linux network interface name (at most 15 characters), as the healthLNET agent is given it.
 INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
+# The MGT's label (Lustre's own); OSTs and MDTs are <fsname>-<OST|MDT><index in 4 hex digits>.
+MGS_LABEL = "MGS"
+TARGET_LABEL = re.compile(r"^(?P<fs>[a-z][a-z0-9_]{0,7})-(?P<kind>OST|MDT)(?P<index>[0-9a-f]{4})$")
 PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
 MAX_PDU_OUTLET = 999
 
@@ -96,6 +104,13 @@ def nid_problem(nid: str) -> str | None:
     return None
 
 
+def nid_lnd(nid: str) -> str:
+    """The LNet network type of a valid NID: o2ib for 10.0.0.1@o2ib1."""
+    match = LNET_NETWORK.match(nid.partition("@")[2])
+    assert match, nid
+    return match.group("lnd")
+
+
 def nid_network(nid: str) -> str:
     """The LNet network of a valid NID; `o2ib` and `o2ib0` are the same network."""
     match = LNET_NETWORK.match(nid.partition("@")[2])
@@ -131,3 +146,27 @@ def interface_problem(name: str) -> str | None:
         f"{name!r} is not a network interface name: a letter, then up to 14 letters, digits, "
         "'_', '.' or '-'"
     )
+
+
+def target_label(filesystem: str, kind: str, index: int) -> str:
+    """The label Lustre gives a target: MGS, or scratch-OST000a."""
+    return MGS_LABEL if kind == "MGT" else f"{filesystem}-{kind}{index:04x}"
+
+
+def parse_target_label(label: str) -> tuple[str, str, int] | None:
+    """(filesystem, kind, index) of an OST or MDT label; ("", "MGT", 0) for the MGS."""
+    if label == MGS_LABEL:
+        return "", "MGT", 0
+    match = TARGET_LABEL.match(label)
+    if not match:
+        return None
+    return match.group("fs"), match.group("kind"), int(match.group("index"), 16)
+
+
+def target_label_problem(label: str, kind: str, filesystem: str) -> str | None:
+    parsed = parse_target_label(label)
+    if parsed is None or parsed[1] != kind or (kind != "MGT" and parsed[0] != filesystem):
+        if kind == "MGT":
+            return f"an MGT is labelled {MGS_LABEL!r}, not {label!r}"
+        return f"{label!r} is not a {kind} label of filesystem {filesystem!r}"
+    return None

@@ -1,0 +1,67 @@
+"""Save one or more specs (an MDS pair and its first SSU, say) and start the provisioning job
+that builds them: the same job, through the same service, as the wizard's confirm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from portal.inventory.provisioning import start_provisioning
+from portal.jobs.choices import JobState
+from portal.jobs.services import wait_until_finished
+from provisioning.planner import SpecError
+
+
+class Command(BaseCommand):
+    help = (
+        "Plan SPEC.json files (an MDS pair before its SSUs), save them in one transaction and "
+        "start the provisioning job; prints the job id."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("specs", nargs="+", type=Path, metavar="SPEC.json")
+        parser.add_argument("--bmc-user", default="root", help="BMC user name of every server")
+        parser.add_argument(
+            "--bmc-password-file",
+            type=Path,
+            help="file holding the BMC password of every server (kept encrypted)",
+        )
+        parser.add_argument(
+            "--wait", action="store_true", help="wait until a worker has finished the job"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=1800, help="seconds --wait waits at most"
+        )
+
+    def handle(self, *args, specs, bmc_user, bmc_password_file, wait, timeout, **options):
+        documents = []
+        for path in specs:
+            try:
+                documents.append(json.loads(path.read_text()))
+            except (OSError, json.JSONDecodeError) as error:
+                raise CommandError(f"{path}: {error}") from None
+        try:
+            password = bmc_password_file.read_text().strip() if bmc_password_file else ""
+        except OSError as error:
+            raise CommandError(f"{bmc_password_file}: {error}") from None
+        credentials = {
+            server.get("hostname"): (bmc_user, password)
+            for document in documents
+            for server in document.get("servers", [])
+            if isinstance(server, dict)
+        }
+        try:
+            job = start_provisioning(documents, credentials)
+        except SpecError as error:
+            raise CommandError(f"nothing saved:\n{error}") from None
+        self.stdout.write(str(job.pk))
+        if wait:
+            try:
+                job = wait_until_finished(job, timeout)
+            except TimeoutError as error:
+                raise CommandError(str(error)) from None
+            self.stderr.write(f"job {job.pk}: {job.state}")
+            if job.state != JobState.SUCCEEDED:
+                raise CommandError(f"job {job.pk} {job.state}: {job.error or 'see its page'}")

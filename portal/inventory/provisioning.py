@@ -1,0 +1,200 @@
+"""Provisioning server pairs: the job kind that builds planned pairs on the hosts and arrays.
+
+One step per playbook of provisioning/ansible, each idempotent, so a retry or a re-run of a
+finished job checks the hosts and changes nothing that is already as planned. The playbook
+variables (plans, Pacemaker CIBs, array layouts, fence secrets) are worked out once per run of a
+job and shared by its steps. What the playbooks find (volume group states from the arrays,
+where Pacemaker placed each target) is recorded in the inventory by ``record_observations``.
+
+The wizard and ``manage.py provision`` both start a job through ``start_provisioning``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from portal.inventory.models import ServerPair, Target
+from portal.inventory.services import ansible_inventory, record_observations, save_plans
+from portal.jobs.models import Job
+from portal.jobs.registry import StepFailed, StepSpec, register
+from portal.jobs.services import create_job, enqueue
+from portal.jobs.worker import StepRun
+from provisioning.ha import build_cib
+from provisioning.playbook_vars import (
+    FENCE_SECRET_SCRIPT,
+    SENSOR_SOURCE,
+    array_layout,
+    target_list,
+)
+from provisioning.runner import run_playbook
+
+KIND = "provision_pair"
+
+
+@dataclass
+class ProvisioningContext:
+    """What every step of one run shares: the pairs (MDS pair first) and their variables."""
+
+    pairs: list[ServerPair]
+    inventory: dict
+    variables: dict
+
+    @classmethod
+    def for_job(cls, job: Job) -> ProvisioningContext:
+        # The MDS pair (and its MGS) before the OSS pairs: "mds" sorts before "oss".
+        pairs = list(job.pairs.select_related("filesystem").order_by("kind", "name"))
+        if not pairs:
+            raise StepFailed("this job has no server pairs to provision")
+        return cls(
+            pairs=pairs,
+            inventory=ansible_inventory(pairs, settings.VIRTUAL_RACK),
+            variables=playbook_variables(pairs),
+        )
+
+
+def run_playbook_step(run: StepRun) -> None:
+    """A provisioning step: run the playbook named like the step against the job's pairs."""
+    context: ProvisioningContext = run.context
+    console = run.console
+    console.say(f"running {run.step.name}.yml on {', '.join(p.name for p in context.pairs)}")
+    result = run_playbook(
+        f"{run.step.name}.yml",
+        context.inventory,
+        context.variables,
+        work_dir=settings.ANSIBLE_WORK_DIR,
+        on_output=console.write,
+        cancel=None,
+    )
+    console.say(result.summary())
+    if not result.succeeded:
+        raise StepFailed(result.summary())
+    changed = record_observations(
+        placements=_placements(context.pairs, result.facts),
+        group_states=_group_states(result.facts),
+    )
+    if changed:
+        console.say(f"recorded what the rack reports in the inventory ({changed} changed)")
+
+
+def _placements(pairs: list[ServerPair], facts: dict[str, dict]) -> dict[str, str | None]:
+    """Label -> host of every target of the pairs, when the playbook said where they run."""
+    placed = {
+        target["label"]: host
+        for host, host_facts in facts.items()
+        for target in host_facts.get("placed_here", [])
+    }
+    if not any("placed_here" in host_facts for host_facts in facts.values()):
+        return {}
+    labels = Target.objects.filter(volume_group__array__pair__in=pairs).values_list(
+        "label", flat=True
+    )
+    return {label: placed.get(label) for label in labels}
+
+
+def _group_states(facts: dict[str, dict]) -> dict[tuple[str, str], str]:
+    """(array, volume group) -> state, as array.yml read them from the arrays."""
+    return {
+        (array, group): state
+        for host_facts in facts.values()
+        for array, groups in (host_facts.get("array_group_states") or {}).items()
+        for group, state in groups
+    }
+
+
+def fence_user(pair: ServerPair) -> dict | None:
+    """The BMC user the pair's IPMI fence devices log in as (one per cluster, as in the CIB).
+
+    The servers step asks for a user per server; when they differ, the first server's is used
+    and the other must accept it (the recipe has one fence user per pair).
+    """
+    users = [s.bmc_username for s in pair.servers.order_by("hostname") if s.bmc_username]
+    return {"ipmi_username": users[0]} if users else None
+
+
+def playbook_variables(pairs: list[ServerPair]) -> dict:
+    """What the playbooks need beyond the inventory: each pair's plan and cluster
+    configuration, the MGS NIDs, and the BMC secrets (tasks that use them log nothing)."""
+    variables: dict = {
+        "ostara_plans": {},
+        "ostara_cibs": {},
+        "ostara_layouts": {},
+        "ostara_targets": {},
+        "ostara_fence_secrets": {},
+        "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
+        "ostara_sensor_source": str(SENSOR_SOURCE),
+        "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
+        "ostara_influxdb_url": settings.OSTARA_SENSOR_INFLUXDB_URL,
+        "ostara_influxdb_database": settings.INFLUXDB_DATABASE,
+        "ostara_smcli": str(settings.VIRTUAL_RACK / "bin" / "SMcli")
+        if settings.VIRTUAL_RACK
+        else "SMcli",
+    }
+    for pair in pairs:
+        mgs_nids = pair.filesystem.mgs_nids
+        variables["ostara_plans"][pair.name] = pair.plan
+        variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
+        variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
+        variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
+        for server in pair.servers.all():
+            if server.bmc_password_encrypted:
+                variables["ostara_fence_secrets"][f"bmc-{server.hostname}"] = server.bmc_password
+    return variables
+
+
+def start_provisioning(
+    specs: list[dict], credentials: dict[str, tuple[str, str]] | None = None, user=None
+) -> Job:
+    """Save the specs' pairs and start the job that builds them; all or nothing.
+
+    ``credentials`` maps a hostname to its BMC (user, password). Raises the planner's or the
+    inventory's ``SpecError`` (naming each field) and saves nothing when a spec is refused.
+    """
+    with transaction.atomic():
+        pairs = save_plans(specs, credentials)
+        names = " and ".join(pair.name for pair in pairs)
+        job = create_job(
+            KIND,
+            f"Provision {names} of {pairs[0].filesystem.name}",
+            pairs=pairs,
+            user=user,
+        )
+        enqueue(job)
+    return job
+
+
+register(
+    KIND,
+    "Provision server pairs",
+    [
+        StepSpec(
+            "preflight",
+            "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
+            run_playbook_step,
+        ),
+        StepSpec(
+            "array", "Create volume groups, volumes and hot spares on the arrays", run_playbook_step
+        ),
+        StepSpec("lnet", "Configure and start LNet", run_playbook_step),
+        StepSpec(
+            "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
+        ),
+        StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
+        StepSpec(
+            "ha",
+            "Push the Pacemaker configuration with fencing and wait for the targets",
+            run_playbook_step,
+        ),
+        StepSpec(
+            "sensor",
+            "Install, configure and start the Ostara sensor on every server",
+            run_playbook_step,
+        ),
+        StepSpec(
+            "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
+        ),
+    ],
+    context=ProvisioningContext.for_job,
+)
