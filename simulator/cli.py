@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from provisioning.planner import SpecError, make_plan
 from simulator import failures, provision
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
@@ -37,8 +38,6 @@ from simulator.workload import SCENARIOS
 
 
 def _plan(spec_path: Path) -> dict:
-    from provisioning.planner import SpecError, make_plan
-
     try:
         spec = json.loads(spec_path.read_text())
     except (OSError, ValueError) as problem:

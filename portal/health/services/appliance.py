@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.utils import DatabaseError
 
 from portal import influx
+from workers.celery_app import app
 
 CHECK_TIMEOUT_SECONDS = 2.0
 
@@ -67,8 +68,6 @@ def check_influxdb() -> ServiceState:
 
 
 def check_workers() -> ServiceState:
-    from workers.celery_app import app  # the Celery app imports settings; keep it lazy
-
     try:
         replies = app.control.ping(timeout=CHECK_TIMEOUT_SECONDS)
     except Exception as error:  # kombu raises many types when the broker is gone
