@@ -8,6 +8,8 @@ then measures:
 
 - one health evaluation (read the newest points, gather the facts, run the rules, store the
   colours), first (creating every status row) and steady (nothing changed);
+- one round of alert evaluation with the default rules and 50 threshold rules
+  (``benchmarks.alerts``);
 - the dashboard's response times as a logged-in user sees them: the page, its 5-second refresh,
   /api/v1/health/, and the chart endpoints.
 
@@ -27,6 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from benchmarks.alerts import bench_alerts
 from benchmarks.common import BenchInfluxDB, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
@@ -146,6 +149,13 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
         say(f"  filesystem {tree['name']}: {tree['status']} {'; '.join(tree['reasons'][:3])}")
 
 
+def evaluate_after(sensor_round: SensorRounds) -> None:
+    from portal.health.services.evaluation import evaluate_and_store
+
+    sensor_round(quiet=True)
+    evaluate_and_store()
+
+
 def bench_pages(repeat: int) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
@@ -221,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         sensor_round()
         sensor_round()
         bench_evaluation(args.repeat, sensor_round)
+        bench_alerts(args.repeat, lambda: evaluate_after(sensor_round))
         bench_pages(args.repeat)
     finally:
         influxdb.__exit__()

@@ -7,6 +7,7 @@ from django.urls import reverse
 SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
+    ("Alerts", "alerts:active"),
     ("Jobs", "jobs:job-list"),
     ("Settings", "health:thresholds"),
 )

@@ -202,6 +202,8 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "ostara@localhost")
+# The default alert rules mail this address until an administrator adds recipients.
+OSTARA_ALERT_MAIL_TO = env_str("OSTARA_ALERT_MAIL_TO", "root@localhost")
 # Links in alert mail point here; Message-IDs of alert mail end in this domain.
 OSTARA_PORTAL_URL = env_str("OSTARA_PORTAL_URL", "http://127.0.0.1:8480")
 OSTARA_MAIL_DOMAIN = env_str("OSTARA_MAIL_DOMAIN", "ostara.localdomain")

@@ -1,4 +1,5 @@
-"""What the portal remembers per user beyond Django's own user: the guided tour's state."""
+"""What the portal remembers per user beyond Django's own user: the guided tour's state and
+whether alert warnings are mailed to them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ class Preferences(models.Model):
     )
     tour_dismissed = models.DateTimeField(
         null=True, blank=True, help_text="when the user closed the dashboard's guided tour"
+    )
+    alert_warnings = models.BooleanField(
+        "mail me warnings",
+        default=True,
+        help_text="off: only critical alerts of the rules I receive are mailed to me",
     )
 
     class Meta:

@@ -11,6 +11,8 @@ class Severity(models.TextChoices):
 
 
 class EventStatus(models.TextChoices):
+    # The condition holds, not yet for the rule's duration: kept for its timing, never mailed.
+    PENDING = "pending", "Pending"
     FIRING = "firing", "Firing"
     RESOLVED = "resolved", "Resolved"
 
@@ -30,6 +32,7 @@ class DeliveryStatus(models.TextChoices):
     SENT = "sent", "Sent"
     FAILED = "failed", "Refused by the mail server"
     SILENCED = "silenced", "Silenced"
+    FOLDED = "folded", "Told in the mail about its server"
 
 
 class ConditionKind(models.TextChoices):
@@ -39,10 +42,15 @@ class ConditionKind(models.TextChoices):
 
 
 class HealthCondition(models.TextChoices):
+    """What of an object's health fires a rule (``portal.alerts.conditions``)."""
+
     RED = "red", "turns red"
     ORANGE = "orange", "turns orange or worse"
     ON_PARTNER = "on_partner", "a target runs on its failover partner"
     SILENT = "silent", "its sensor has gone silent"
+    VOLUME_GROUP = "volume_group", "its volume group is degraded, critical or failed"
+    FULL = "full", "an OST is fuller than the capacity threshold"
+    HOT = "hot", "a temperature is above its threshold"
 
 
 class Comparison(models.TextChoices):

@@ -93,6 +93,9 @@ class Event(models.Model):
         max_length=200, help_text="the object's stable key, e.g. 'target:scratch-OST0001'"
     )
     object_label = models.CharField(max_length=100, help_text="the object as people name it")
+    object_key = models.CharField(
+        max_length=40, blank=True, db_index=True, help_text="its health object, e.g. 'server:3'"
+    )
     object_url = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=8, choices=EventStatus.choices, default=EventStatus.FIRING)
     summary = models.TextField(help_text="what holds, in one sentence")
@@ -114,8 +117,8 @@ class Event(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["rule", "fingerprint"],
-                condition=models.Q(status=EventStatus.FIRING),
-                name="%(app_label)s_%(class)s_unique_firing_fingerprint",
+                condition=models.Q(status__in=[EventStatus.PENDING, EventStatus.FIRING]),
+                name="%(app_label)s_%(class)s_one_open_event_per_fingerprint",
             ),
         ]
 

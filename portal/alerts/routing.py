@@ -42,28 +42,35 @@ class Mail:
 
 
 def fold(
-    pending: list[tuple[str, object]], carried_by: dict[str, str], down: set[str]
+    pending: list[tuple[str, object]],
+    carried_by: dict[str, str],
+    down: set[str],
+    announced: set[str] = frozenset(),
 ) -> tuple[list[Mail], list[tuple[str, object, str]]]:
-    """Fold the mail of objects carried by a down server into that server's mail.
+    """One mail per object and round, and one for a down server with all it carried.
 
-    ``pending`` is (object key, transition) in order, one per object; ``carried_by`` maps an
-    object key to the server that carried it (a target to its server before the fault, a
-    sensor to its host); ``down`` holds the servers whose server alert is firing or changes
-    this round. Returns the mails in order and the inhibited transitions (object key,
-    transition, server): carried objects of a down server whose own mail went out earlier.
+    ``pending`` is (object key, transition) in order, most severe first; ``carried_by`` maps an
+    object key to the server that carried it (a target to its server before the fault);
+    ``down`` holds the servers that are down, ``announced`` those of them whose mail went out
+    in an earlier round. An object's first transition of the round carries its mail, its
+    others (a second rule about it) are folded into it; so are the transitions of whatever a
+    down server carried. Returns the mails in order and the inhibited transitions (object key,
+    transition, server): those of an announced server and of what it carried, recorded and
+    not mailed.
     """
-    leaders = {key: Mail(key, transition) for key, transition in pending if key in down}
+    leaders: dict[str, Mail] = {}
+    for key, transition in pending:
+        leaders.setdefault(key, Mail(key, transition))
     mails: list[Mail] = []
     inhibited: list[tuple[str, object, str]] = []
     for key, transition in pending:
-        if key in leaders:
-            mails.append(leaders[key])
-            continue
         server = carried_by.get(key)
-        if server in leaders:
+        if server in down and server in leaders and server not in announced:
             leaders[server].folded.append(transition)
-        elif server in down:
-            inhibited.append((key, transition, server))
+        elif server in announced or key in announced:
+            inhibited.append((key, transition, server if server in announced else key))
+        elif leaders[key].transition is transition:
+            mails.append(leaders[key])
         else:
-            mails.append(Mail(key, transition))
+            leaders[key].folded.append(transition)  # another rule about the same object
     return mails, inhibited

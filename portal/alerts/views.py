@@ -1,21 +1,288 @@
-"""Pages of the alerts app: the mail settings with a test mail and, in the demo, the mail the
-appliance sent. Views look things up, call a service and render."""
+"""Pages of the alerts app: the alert console (active alerts, rules with their backtest,
+silences, history), the mail settings with a test mail and, in the demo, the mail the
+appliance sent. Views look things up, call a service and render; operators change rules,
+acknowledge and silence, viewers read."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
 from portal.accounts.choices import Role
+from portal.accounts.models import Preferences
 from portal.accounts.services import has_role
 from portal.alerts import mail as mail_transport
+from portal.alerts.choices import EventStatus
+from portal.alerts.forms import (
+    AcknowledgeForm,
+    BacktestForm,
+    HistoryFilter,
+    RuleForm,
+    SilenceForm,
+)
+from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
+from portal.alerts.services.backtest import backtest
+from portal.alerts.services.evaluation import HealthIndex, acknowledge, active_events
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
+
+CONSOLE_TABS = (
+    ("Active", "alerts:active"),
+    ("Rules", "alerts:rules"),
+    ("Silences", "alerts:silences"),
+    ("History", "alerts:history"),
+)
+
+
+def _operator(request) -> bool:
+    return has_role(request.user, Role.OPERATOR)
+
+
+def _require_operator(request) -> None:
+    if not _operator(request):
+        raise PermissionDenied("only operators and administrators change alerts")
+
+
+def _console(request, template: str, context: dict):
+    context.update(can_edit=_operator(request), console_tabs=CONSOLE_TABS)
+    return render(request, template, context)
+
+
+# --- active alerts ----------------------------------------------------------------------------
+
+
+def active(request):
+    """What fires now, critical first, with acknowledge; and the user's own mail preference."""
+    preferences, _ = Preferences.objects.get_or_create(user=request.user)
+    if request.method == "POST":
+        preferences.alert_warnings = request.POST.get("alert_warnings") == "on"
+        preferences.save(update_fields=["alert_warnings"])
+        messages.success(
+            request,
+            "Warnings are mailed to you."
+            if preferences.alert_warnings
+            else "Only critical alerts are mailed to you now.",
+        )
+        return redirect("alerts:active")
+    pending = Event.objects.filter(status=EventStatus.PENDING).select_related("rule")
+    return _console(
+        request,
+        "alerts/active.html",
+        {
+            "events": active_events(),
+            "pending": pending,
+            "preferences": preferences,
+            "acknowledge_form": AcknowledgeForm(),
+        },
+    )
+
+
+def panel(request):
+    """The firing alerts of one object and everything in it (``?key=ssu:3``), or of the whole
+    rack: the panel the dashboard and the object pages load."""
+    key = request.GET.get("key", "")
+    events = active_events()
+    if key:
+        health = HealthIndex.load()
+        events = [e for e in events if key in (health.ancestry(e.object_key) or [e.object_key])]
+    return render(
+        request,
+        "alerts/_panel.html",
+        {
+            "events": events,
+            "key": key,
+            "can_edit": _operator(request),
+            "next_url": request.headers.get("HX-Current-URL", "/"),
+        },
+    )
+
+
+@require_POST
+def acknowledge_event(request, pk: int):
+    _require_operator(request)
+    event = get_object_or_404(Event, pk=pk)
+    form = AcknowledgeForm(request.POST)
+    if form.is_valid():
+        try:
+            acknowledge(event, request.user, form.cleaned_data["comment"])
+        except ValueError as error:
+            messages.error(request, f"{event.object_label}: {error}")
+        else:
+            messages.success(request, f"{event.object_label}: acknowledged, no more reminders.")
+    else:
+        messages.error(request, f"comment: {' '.join(form.errors['comment'])}")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, {request.get_host()}):
+        back = reverse("alerts:active")
+    return redirect(back)
+
+
+def event_detail(request, pk: int):
+    event = get_object_or_404(
+        Event.objects.select_related("rule", "acknowledged_by").prefetch_related(
+            Prefetch(
+                "transitions",
+                queryset=Transition.objects.prefetch_related(
+                    Prefetch("deliveries", queryset=Delivery.objects.order_by("pk"))
+                ),
+            )
+        ),
+        pk=pk,
+    )
+    return _console(
+        request, "alerts/event.html", {"event": event, "acknowledge_form": AcknowledgeForm()}
+    )
+
+
+# --- rules --------------------------------------------------------------------------------------
+
+
+def rules(request):
+    rows = Rule.objects.prefetch_related("recipients").order_by("-enabled", "name")
+    firing = {}
+    for rule_id in Event.objects.filter(status=EventStatus.FIRING).values_list(
+        "rule_id", flat=True
+    ):
+        firing[rule_id] = firing.get(rule_id, 0) + 1
+    for rule in rows:
+        rule.firing = firing.get(rule.pk, 0)
+    return _console(
+        request,
+        "alerts/rules.html",
+        {"rules": rows, "can_send": has_role(request.user, Role.ADMIN)},
+    )
+
+
+def rule_edit(request, pk: int | None = None):
+    """The rule form; "Backtest" shows what the rule as entered would have done, unsaved."""
+    rule = get_object_or_404(Rule, pk=pk) if pk else None
+    if request.method == "POST":
+        _require_operator(request)
+        form = RuleForm(request.POST, instance=rule)
+        tried = BacktestForm(request.POST)
+        result = None
+        if form.is_valid():
+            if "backtest" in request.POST:
+                days = tried.cleaned_data["days"] if tried.is_valid() else 1
+                result = backtest(form.save(commit=False), days)
+            else:
+                saved = form.save(commit=False)
+                if saved.created_by_id is None:
+                    saved.created_by = request.user
+                saved.save()
+                form.save_m2m()
+                messages.success(request, f"Rule {saved.name!r} saved.")
+                return redirect("alerts:rules")
+        return _console(
+            request,
+            "alerts/rule_form.html",
+            {"form": form, "rule": rule, "backtest_form": tried, "backtest": result},
+        )
+    form = RuleForm(instance=rule)
+    if not _operator(request):
+        for field in form.fields.values():
+            field.disabled = True
+    return _console(
+        request,
+        "alerts/rule_form.html",
+        {"form": form, "rule": rule, "backtest_form": BacktestForm(), "backtest": None},
+    )
+
+
+@require_POST
+def rule_delete(request, pk: int):
+    _require_operator(request)
+    rule = get_object_or_404(Rule, pk=pk)
+    if rule.events.exists():
+        rule.enabled = False  # its history stays; its open events close at the next round
+        rule.save(update_fields=["enabled"])
+        messages.success(request, f"Rule {rule.name!r} disabled: its history is kept.")
+    else:
+        rule.delete()
+        messages.success(request, f"Rule {rule.name!r} deleted.")
+    return redirect("alerts:rules")
+
+
+# --- silences -----------------------------------------------------------------------------------
+
+
+def silences(request):
+    form = SilenceForm()
+    if request.method == "POST":
+        _require_operator(request)
+        form = SilenceForm(request.POST)
+        if form.is_valid():
+            silence = form.save(commit=False)
+            silence.created_by = request.user
+            silence.save()
+            messages.success(
+                request, f"{silence.object_label} silenced until {silence.ends:%Y-%m-%d %H:%M}."
+            )
+            return redirect("alerts:silences")
+    now = timezone.now()
+    return _console(
+        request,
+        "alerts/silences.html",
+        {
+            "form": form,
+            "current": Silence.objects.filter(ends__gt=now).select_related("created_by"),
+            "past": Silence.objects.filter(ends__lte=now).select_related("created_by")[:20],
+            "now": now,
+        },
+    )
+
+
+@require_POST
+def silence_end(request, pk: int):
+    _require_operator(request)
+    silence = get_object_or_404(Silence, pk=pk)
+    now = timezone.now()
+    if silence.ends > now:
+        silence.ends = max(now, silence.starts + timedelta(seconds=1))
+        silence.save(update_fields=["ends"])
+        messages.success(request, f"The silence of {silence.object_label} has ended.")
+    return redirect("alerts:silences")
+
+
+# --- history ------------------------------------------------------------------------------------
+
+
+def history(request):
+    form = HistoryFilter(request.GET or None)
+    events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule")
+    if form.is_valid():
+        data = form.cleaned_data
+        if data["object"]:
+            events = events.filter(object_label__icontains=data["object"])
+        if data["rule"]:
+            events = events.filter(rule=data["rule"])
+        if data["severity"]:
+            events = events.filter(severity=data["severity"])
+        if data["since"]:
+            events = events.filter(opened__gte=data["since"])
+    page = Paginator(events.order_by("-opened", "-pk"), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return _console(
+        request,
+        "alerts/history.html",
+        {"form": form, "page": page, "query": query.urlencode()},
+    )
+
+
+# --- mail settings ------------------------------------------------------------------------------
 
 
 class TestMailForm(forms.Form):

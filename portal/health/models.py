@@ -268,6 +268,9 @@ class StatusChange(models.Model):
     old = models.CharField(max_length=8, choices=Status.choices, blank=True)
     new = models.CharField(max_length=8, choices=Status.choices)
     reasons = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(
+        default=dict, blank=True, help_text="the object's structured flags at the change"
+    )
     at = models.DateTimeField(db_index=True)
     initial = models.BooleanField(
         default=False,

@@ -420,11 +420,13 @@ def _server(
             ),
         )
     if silent:
-        node.summary["silent"] = True  # a structured flag for the alerts
+        node.summary["silent"] = True  # structured flags for the alerts
+        node.summary["down"] = True
     elif server.power_answered and server.power_on is False:
         # The BMC says the chassis is off: whatever still reports in its name (a sensor run
         # from elsewhere, as on the virtual rack) reads nothing of a running server.
         silent = True
+        node.summary["down"] = True
         node.raise_to(
             RED,
             f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
@@ -606,6 +608,8 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
             if hottest is None or reading.value > hottest.value:
                 hottest = reading
             warning, critical, whose = temperature_limits(reading, limits)
+            if reading.value >= warning:
+                node.summary["hot"] = True  # a structured flag for the alerts
             _threshold_high(
                 node,
                 reading.value,
@@ -729,10 +733,13 @@ def _target(
     if target.volume_group is not None:
         level, sentence = _group_level(target.volume_group)
         if level != "optimal":
+            node.summary["volume_group"] = level  # a structured flag for the alerts
             node.raise_to(VOLUME_GROUP_LEVELS[level], sentence)
     fill = target.fill_percent
     if fill is not None:
         node.summary["fill_percent"] = round(fill, 1)
+        if fill >= limits.capacity_warning_percent:
+            node.summary["full"] = True  # a structured flag for the alerts
         _threshold_high(
             node,
             fill,
@@ -755,6 +762,9 @@ def _take_children(node: Node, skip: set | None = None) -> None:
     """Worst of the children, with their reasons named, after the node's own."""
     skip = skip or set()
     own = list(node.reasons)
+    # Its colour before its children's: an alert on "red" mails the object that is the cause,
+    # not every parent that repeats it.
+    node.summary["own_status"] = node.status
     inherited: list[str] = []
     said: set[str] = set()
     statuses = [child.status for child in node.children]

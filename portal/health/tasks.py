@@ -6,6 +6,7 @@ from celery import shared_task
 
 from portal.health.services import check_all
 from portal.health.services.evaluation import evaluate_and_store
+from portal.health.signals import evaluated
 
 
 @shared_task(name="health.probe_services")
@@ -18,4 +19,5 @@ def probe_services() -> dict:
 def evaluate() -> dict:
     """Colour every object of the rack from its latest facts; record the changes."""
     result = evaluate_and_store()
+    evaluated.send(sender=evaluate, result=result)
     return {"objects": result.objects, "changes": len(result.changes), "seconds": result.seconds}

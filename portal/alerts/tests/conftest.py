@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
@@ -16,6 +18,10 @@ class Mailbox:
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
         self.refuse: dict[str, str] = {}  # address -> SMTP reply
+        # Set ``hold``: DATA waits until it is set again, then answers 451 and keeps nothing
+        # (the message was never accepted); ``holding`` says a DATA is waiting.
+        self.hold: threading.Event | None = None
+        self.holding = threading.Event()
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address in self.refuse:
@@ -24,6 +30,10 @@ class Mailbox:
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        if self.hold is not None:
+            self.holding.set()
+            await asyncio.get_running_loop().run_in_executor(None, self.hold.wait)
+            return "451 4.3.0 not accepted, try again later"
         self.messages.append(message_from_bytes(envelope.original_content, policy=policy.default))
         return "250 Message accepted for delivery"
 

@@ -45,7 +45,9 @@ def test_targets_and_sensor_of_a_down_server_fold_into_its_one_mail():
 
 def test_carried_objects_of_a_server_already_announced_are_inhibited_not_mailed():
     pending = [("target:scratch-OST0004", "ost4 on partner")]
-    mails, inhibited = fold(pending, {"target:scratch-OST0004": "server:oss03"}, {"server:oss03"})
+    down = {"server:oss03"}
+    carried = {"target:scratch-OST0004": "server:oss03"}
+    mails, inhibited = fold(pending, carried, down, announced=down)
     assert mails == []
     assert inhibited == [("target:scratch-OST0004", "ost4 on partner", "server:oss03")]
 
@@ -54,3 +56,27 @@ def test_nothing_folds_while_every_server_is_up():
     pending = [("target:a", 1), ("target:b", 2)]
     mails, inhibited = fold(pending, {"target:a": "server:x"}, set())
     assert [m.key for m in mails] == ["target:a", "target:b"] and inhibited == []
+
+
+def test_a_second_rule_about_an_object_folds_into_its_first_a_down_server_s_later_is_inhibited():
+    pending = [("server:oss03", "oss03 red"), ("server:oss03", "oss03 sensor silent")]
+    mails, inhibited = fold(pending, {}, {"server:oss03"})
+    assert [(m.transition, m.folded) for m in mails] == [("oss03 red", ["oss03 sensor silent"])]
+    later = [("server:oss03", "oss03 sensor silent")]
+    mails, inhibited = fold(later, {}, {"server:oss03"}, announced={"server:oss03"})
+    assert mails == [] and inhibited == [("server:oss03", "oss03 sensor silent", "server:oss03")]
+
+
+def test_a_down_server_nobody_announced_does_not_swallow_its_targets_mail():
+    pending = [("target:a", "a on partner")]
+    mails, inhibited = fold(pending, {"target:a": "server:x"}, {"server:x"})
+    assert [m.key for m in mails] == ["target:a"] and inhibited == []
+
+
+def test_two_rules_about_one_target_in_one_round_are_one_mail():
+    pending = [("target:a", "a red"), ("target:b", "b full"), ("target:a", "a degraded")]
+    mails, _ = fold(pending, {}, set())
+    assert [(m.key, m.transition, m.folded) for m in mails] == [
+        ("target:a", "a red", ["a degraded"]),
+        ("target:b", "b full", []),
+    ]

@@ -653,6 +653,7 @@ def _change(node: rules.Node, old: str, moment) -> StatusChange:
         old=old,
         new=node.status,
         reasons=node.reasons,
+        summary=node.summary,
         at=moment,
         # Leaving "not in service" (or appearing) is a first colour, not a change back.
         initial=old in ("", Status.GREY),

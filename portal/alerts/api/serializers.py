@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from portal.alerts.forms import RuleForm, SilenceForm
+from portal.alerts.models import Event, Rule, Silence, Transition
+
+
+class RuleSerializer(serializers.ModelSerializer):
+    """Validated by the console's own form, so the API refuses what the form refuses, with the
+    same field names and reasons."""
+
+    recipients = serializers.SlugRelatedField(
+        many=True,
+        slug_field="username",
+        queryset=get_user_model().objects.all(),
+        required=False,
+    )
+
+    class Meta:
+        model = Rule
+        fields = ["id", *RuleForm.Meta.fields, "builtin", "updated"]
+        read_only_fields = ["builtin", "updated"]
+
+    def validate(self, attrs):
+        base = self.instance or Rule()  # a new rule starts from the model's defaults
+        data = {
+            field: getattr(base, field) for field in RuleForm.Meta.fields if field != "recipients"
+        }
+        data.update({k: v for k, v in attrs.items() if k != "recipients"})
+        recipients = attrs.get(
+            "recipients", list(self.instance.recipients.all()) if self.instance else []
+        )
+        data["recipients"] = [user.pk for user in recipients]
+        form = RuleForm(
+            data={k: ("" if v is None else v) for k, v in data.items() if v is not False},
+            instance=self.instance,
+        )
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {field: [str(e) for e in errors] for field, errors in form.errors.items()}
+            )
+        cleaned = {k: v for k, v in form.cleaned_data.items() if k != "recipients"}
+        cleaned["recipients"] = recipients
+        return cleaned
+
+
+class TransitionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Transition
+        fields = ["kind", "at", "detail"]
+
+
+class EventSerializer(serializers.ModelSerializer):
+    rule = serializers.CharField(source="rule.name", read_only=True)
+    acknowledged_by = serializers.CharField(
+        source="acknowledged_by.username", read_only=True, default=None
+    )
+    transitions = TransitionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Event
+        fields = [
+            "id",
+            "rule",
+            "severity",
+            "status",
+            "object_label",
+            "object_key",
+            "object_url",
+            "summary",
+            "opened",
+            "resolved",
+            "acknowledged_by",
+            "acknowledged_at",
+            "acknowledge_comment",
+            "transitions",
+        ]
+
+
+class AcknowledgeSerializer(serializers.Serializer):
+    comment = serializers.CharField(max_length=500, required=False, allow_blank=True)
+
+
+class SilenceSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+
+    class Meta:
+        model = Silence
+        fields = ["id", "object_key", "object_label", "starts", "ends", "reason", "created_by"]
+        read_only_fields = ["object_label", "created_by"]
+
+    def validate(self, attrs):
+        form = SilenceForm(
+            data={
+                "object_key": attrs.get("object_key", ""),
+                "starts": attrs["starts"].strftime("%Y-%m-%d %H:%M:%S")
+                if attrs.get("starts")
+                else "",
+                "ends": attrs["ends"].strftime("%Y-%m-%d %H:%M:%S") if attrs.get("ends") else "",
+                "reason": attrs.get("reason", ""),
+            }
+        )
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {field: [str(e) for e in errors] for field, errors in form.errors.items()}
+            )
+        attrs["starts"], attrs["ends"] = form.cleaned_data["starts"], form.cleaned_data["ends"]
+        attrs["object_label"] = form.save(commit=False).object_label
+        return attrs

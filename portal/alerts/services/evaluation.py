@@ -1,0 +1,487 @@
+"""One round of alert evaluation, run right after each health evaluation (DESIGN.md §8).
+
+Every enabled rule asks its condition of every object in its scope (``observe_rule``): the
+colours the health engine just stored, or the newest metrics in InfluxDB. Each answer advances
+the timing of that rule and object in ``portal.alerts.engine``; the state lives on the event
+row (pending until the rule's ``for`` has passed, then firing, then resolved). A firing,
+reminder or resolution is a ``Transition``; in the same transaction it gets one ``Delivery``
+per recipient (the outbox), unless a silence covers the object or the mail is folded into the
+mail about a down server (``portal.alerts.routing``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from portal import influx
+from portal import metric_queries as queries
+from portal.alerts import conditions, engine, routing
+from portal.alerts.choices import (
+    ConditionKind,
+    DeliveryStatus,
+    EventStatus,
+    ScopeKind,
+    Severity,
+    TransitionKind,
+)
+from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
+from portal.health.models import HealthStatus, StatusChange
+from portal.inventory.models import Target
+from sensors import schema
+
+log = logging.getLogger(__name__)
+
+ADDRESS_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+@dataclass
+class RoundResult:
+    rules: int = 0
+    observations: int = 0
+    transitions: list[Transition] = field(default_factory=list)
+    deliveries: int = 0
+    seconds: float = 0.0
+
+
+class HealthIndex:
+    """The health rows of one round, with their ancestry (object first, filesystem last)."""
+
+    def __init__(self, rows: list[HealthStatus]) -> None:
+        self.rows = rows
+        self.by_key = {row.key: row for row in rows}
+        self.by_name = {(row.kind, row.name): row.key for row in rows}
+        self._ancestry: dict[str, list[str]] = {}
+
+    @classmethod
+    def load(cls) -> HealthIndex:
+        return cls(
+            list(
+                HealthStatus.objects.only(
+                    "key", "kind", "name", "status", "reasons", "summary", "parent_key"
+                )
+            )
+        )
+
+    def key_of(self, kind: str, name: str) -> str:
+        return self.by_name.get((kind, name), "")
+
+    def ancestry(self, key: str) -> list[str]:
+        if key not in self._ancestry:
+            chain, seen = [], set()
+            current = key
+            while current and current not in seen and current in self.by_key:
+                seen.add(current)
+                chain.append(current)
+                current = self.by_key[current].parent_key
+            self._ancestry[key] = chain
+        return self._ancestry[key]
+
+    def in_scope(self, rule: Rule, key: str, kind: str) -> bool:
+        if rule.scope == ScopeKind.ALL:
+            return True
+        if rule.scope == ScopeKind.KIND:
+            return kind == rule.scope_value
+        wanted = "filesystem" if rule.scope == ScopeKind.FILESYSTEM else "ssu"
+        return any(
+            self.by_key[k].kind in (wanted, "pair") and self.by_key[k].name == rule.scope_value
+            for k in self.ancestry(key)
+        )
+
+
+def object_url(kind: str, name: str) -> str:
+    """The portal page of an object, where it has one."""
+    names = {"target": "health:target", "server": "health:server", "ssu": "health:ssu"}
+    if kind not in names or (kind == "target" and schema.is_mgs_label(name)):
+        return ""
+    try:
+        return reverse(names[kind], args=[name])
+    except NoReverseMatch:
+        return ""
+
+
+# --- what each rule observes ------------------------------------------------------------------
+
+
+def observe_rule(
+    rule: Rule, health: HealthIndex, now: float
+) -> list[tuple[conditions.Observation, str]]:
+    """Every object in the rule's scope with the condition's answer, and its kind."""
+    if rule.condition == ConditionKind.HEALTH:
+        observed = _health_observations(rule, health)
+    elif rule.condition == ConditionKind.THRESHOLD:
+        observed = _threshold_observations(rule, health)
+    else:
+        observed = _no_data_observations(rule, health, now)
+    return [(obs, kind) for obs, kind in observed if health.in_scope(rule, obs.object_key, kind)]
+
+
+def _health_observations(rule: Rule, health: HealthIndex):
+    kinds = conditions.HEALTH_KINDS.get(rule.health_state)
+    for row in health.rows:
+        if row.status == "grey" or (kinds and row.kind not in kinds):
+            continue
+        holds = conditions.health_holds(rule.health_state, row.status, row.summary)
+        summary = "; ".join(row.reasons[:4]) if holds else ""
+        yield (
+            conditions.Observation(row.key, row.name, holds, summary, object_key=row.key),
+            row.kind,
+        )
+
+
+def _series(measurement: schema.Measurement, point: dict) -> tuple[str, str, str, str]:
+    """(fingerprint, label, health kind, health name) of a point's series."""
+    tags = {tag: point.get(tag) or "" for tag in measurement.tags}
+    kind, name = conditions.series_object(tags)
+    return (
+        conditions.series_fingerprint(measurement.name, tags),
+        conditions.series_label(measurement.name, tags),
+        kind,
+        name,
+    )
+
+
+def _threshold_observations(rule: Rule, health: HealthIndex):
+    measurement = schema.MEASUREMENTS[rule.measurement]
+    statement = queries.alert_now_statement(measurement, rule.field, rule.percent_of, rule.rate)
+    newest: dict[str, dict] = {}
+    for point in influx.query_tagged([statement], epoch="s")[0]:
+        fingerprint = _series(measurement, point)[0]
+        if fingerprint not in newest or point["time"] >= newest[fingerprint]["time"]:
+            newest[fingerprint] = point
+    for fingerprint, point in newest.items():
+        value = rule_value(rule, point)
+        if value is None:
+            continue
+        _, label, kind, name = _series(measurement, point)
+        holds = conditions.compare(value, rule.comparison, rule.threshold)
+        said = conditions.describe_threshold(
+            rule.field,
+            value,
+            rule.comparison,
+            rule.threshold,
+            rate=rule.rate,
+            percent_of=rule.percent_of,
+        )
+        key = health.key_of(kind, name)
+        yield conditions.Observation(fingerprint, label, holds, f"{label}: {said}", key), kind
+
+
+def rule_value(rule: Rule, point: dict) -> float | None:
+    """The number a threshold rule compares, from a point of its statement."""
+    value = point.get("value")
+    if value is None or isinstance(value, (str, bool)):
+        return None
+    if rule.percent_of:
+        whole = point.get("whole")
+        if not whole:
+            return None
+        return 100.0 * float(value) / float(whole)
+    return float(value)
+
+
+def _no_data_observations(rule: Rule, health: HealthIndex, now: float):
+    measurement = schema.MEASUREMENTS[rule.measurement]
+    after = rule.threshold or conditions.DEFAULT_SILENCE_SECONDS
+    statement = queries.alert_last_seen_statement(measurement, rule.field)
+    for point in influx.query_tagged([statement], epoch="s")[0]:
+        fingerprint, label, kind, name = _series(measurement, point)
+        age = now - point["time"]
+        holds = age > after
+        summary = f"{label}: no {rule.field} for {int(age)} s (since {_clock(point['time'])})"
+        yield (
+            conditions.Observation(
+                fingerprint, label, holds, summary if holds else "", health.key_of(kind, name)
+            ),
+            kind,
+        )
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+# --- one round --------------------------------------------------------------------------------
+
+
+def timing(rule: Rule) -> engine.Timing:
+    return engine.Timing(rule.for_seconds, rule.clear_seconds, rule.repeat_seconds)
+
+
+def evaluate_round(now: datetime | None = None) -> RoundResult:
+    """Observe every enabled rule, advance its events, write transitions and their outbox."""
+    started = time.perf_counter()
+    moment = now or timezone.now()
+    epoch = moment.timestamp()
+    result = RoundResult()
+    health = HealthIndex.load()
+    rules = list(Rule.objects.filter(enabled=True).prefetch_related("recipients__preferences"))
+    open_events = {
+        (event.rule_id, event.fingerprint): event
+        for event in Event.objects.filter(status__in=[EventStatus.PENDING, EventStatus.FIRING])
+    }
+    changed: dict[int, Event] = {}
+    created: list[Event] = []
+    dropped: list[Event] = []
+    happened: list[tuple[Event, str]] = []
+
+    def step(rule: Rule, obs: conditions.Observation, kind: str) -> None:
+        event = open_events.get((rule.pk, obs.fingerprint))
+        if event is None and not obs.true:
+            return
+        state = engine.EventState.from_dict(event.timing_state if event else None)
+        before = state.as_dict()
+        notification = engine.observe(state, epoch, obs.true, timing(rule))
+        if event is None:
+            event = Event(
+                rule=rule,
+                severity=rule.severity,
+                fingerprint=obs.fingerprint,
+                object_label=obs.label,
+                object_key=obs.object_key,
+                object_url=object_url(kind, health.by_key[obs.object_key].name)
+                if obs.object_key in health.by_key
+                else "",
+                status=EventStatus.PENDING,
+                summary=obs.summary,
+                opened=moment,
+            )
+            created.append(event)
+        if not state.firing and state.true_since is None and notification is None:
+            if event.pk:
+                dropped.append(event)  # pending, and false again before its time: forgotten
+            else:
+                created.remove(event)
+            return
+        if obs.true and obs.summary and obs.summary != event.summary:
+            event.summary = obs.summary
+            changed[id(event)] = event
+        if notification == engine.FIRING:
+            event.status, event.opened = EventStatus.FIRING, moment
+        elif notification == engine.RESOLVED:
+            event.status, event.resolved = EventStatus.RESOLVED, moment
+        if state.as_dict() != before or notification:
+            event.timing_state = state.as_dict()
+            changed[id(event)] = event
+        if notification:
+            happened.append((event, notification))
+
+    for rule in rules:
+        result.rules += 1
+        seen: set[str] = set()
+        try:
+            observed = observe_rule(rule, health, epoch)
+        except influx.InfluxError as error:  # a rule that cannot be read now keeps its state
+            log.warning("alert rule %s not evaluated: %s", rule.name, error)
+            continue
+        for obs, kind in observed:
+            result.observations += 1
+            seen.add(obs.fingerprint)
+            step(rule, obs, kind)
+        if rule.condition == ConditionKind.HEALTH:
+            # An object gone from the health tree (removed from the inventory) holds nothing.
+            for (rule_id, fingerprint), event in list(open_events.items()):
+                if rule_id == rule.pk and fingerprint not in seen:
+                    gone = conditions.Observation(
+                        fingerprint, event.object_label, False, object_key=event.object_key
+                    )
+                    step(rule, gone, "")
+
+    with transaction.atomic():
+        Event.objects.bulk_create(created)
+        for event in changed.values():
+            if event.pk and event not in created:
+                event.save(
+                    update_fields=[
+                        "status",
+                        "opened",
+                        "resolved",
+                        "summary",
+                        "timing_state",
+                    ]
+                )
+        Event.objects.filter(pk__in=[event.pk for event in dropped]).delete()
+        close_events_of_disabled_rules(moment)
+        transitions = [
+            Transition(event=event, kind=kind, at=moment, detail="") for event, kind in happened
+        ]
+        Transition.objects.bulk_create(transitions)
+        result.deliveries = write_outbox(transitions, health, moment)
+        StatusChange.objects.filter(processed=False, at__lte=moment).update(processed=True)
+    result.transitions = transitions
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def close_events_of_disabled_rules(moment: datetime) -> int:
+    """A disabled rule's open events end without mail: nobody asked to hear of them now."""
+    stale = Event.objects.filter(
+        status__in=[EventStatus.PENDING, EventStatus.FIRING], rule__enabled=False
+    )
+    Event.objects.filter(pk__in=stale.filter(status=EventStatus.PENDING).values("pk")).delete()
+    closing = list(stale.filter(status=EventStatus.FIRING))
+    for event in closing:
+        event.status, event.resolved = EventStatus.RESOLVED, moment
+        event.save(update_fields=["status", "resolved"])
+        Transition.objects.create(
+            event=event, kind=TransitionKind.RESOLVED, at=moment, detail="the rule was disabled"
+        )
+    return len(closing)
+
+
+# --- who is told --------------------------------------------------------------------------------
+
+
+def recipients(rule: Rule) -> list[str]:
+    """The rule's users (those who opted out of warnings only for its critical alerts) and its
+    other addresses, each once."""
+    addresses: list[str] = []
+    for user in rule.recipients.all():
+        if not user.email or not user.is_active:
+            continue
+        preferences = getattr(user, "preferences", None)
+        if rule.severity == Severity.WARNING and preferences and not preferences.alert_warnings:
+            continue
+        addresses.append(user.email.lower())
+    addresses += [a.lower() for a in ADDRESS_SEPARATORS.split(rule.extra_addresses) if a]
+    return list(dict.fromkeys(addresses))
+
+
+def active_windows(moment: datetime) -> list[routing.Window]:
+    return [
+        routing.Window(s.object_key, s.starts.timestamp(), s.ends.timestamp(), s.reason)
+        for s in Silence.objects.filter(starts__lte=moment, ends__gt=moment)
+    ]
+
+
+def _down_servers(health: HealthIndex) -> set[str]:
+    return {row.key for row in health.rows if row.kind == "server" and row.summary.get("down")}
+
+
+def _announced(down: set[str], moment: datetime) -> set[str]:
+    """Down servers whose firing went out before this round."""
+    return set(
+        Event.objects.filter(
+            object_key__in=down, status=EventStatus.FIRING, opened__lt=moment
+        ).values_list("object_key", flat=True)
+    )
+
+
+def _carried_by() -> dict[str, str]:
+    """Each target's key -> its primary server's key: who carried it before a fault."""
+    return {
+        f"target:{pk}": f"server:{server}"
+        for pk, server in Target.objects.values_list("pk", "primary_server_id")
+    }
+
+
+def write_outbox(transitions: list[Transition], health: HealthIndex, moment: datetime) -> int:
+    """One delivery per mailed transition and recipient; silenced and folded ones are kept as
+    such, never sent."""
+    mailed = [t for t in transitions if t.kind in engine.KINDS]
+    if not mailed:
+        return 0
+    windows = active_windows(moment)
+    down = _down_servers(health)
+    announced = _announced(down, moment) if down else set()
+    pending = sorted(
+        ((t.event.object_key or t.event.fingerprint, t) for t in mailed),
+        key=lambda item: item[1].event.severity != Severity.CRITICAL,
+    )
+    mails, inhibited = routing.fold(pending, _carried_by() if down else {}, down, announced)
+    rows: list[Delivery] = []
+    notes: dict[int, str] = {}
+
+    def deliveries(transition: Transition, status: str = DeliveryStatus.PENDING) -> None:
+        for address in recipients(transition.event.rule):
+            rows.append(
+                Delivery(transition=transition, address=address, status=status, next_attempt=moment)
+            )
+
+    for mail in mails:
+        transition = mail.transition
+        ancestry = health.ancestry(mail.key) or [mail.key]
+        window = routing.silencing(windows, ancestry, moment.timestamp())
+        if window is not None:
+            notes[transition.pk] = f"silenced: {window.reason or 'maintenance window'}"
+            deliveries(transition, DeliveryStatus.SILENCED)
+        else:
+            deliveries(transition)
+        if mail.folded:
+            lines = [notes[transition.pk]] if transition.pk in notes else []
+            lines.append("With it:")
+            lines += [f"- {_told(other)}" for other in mail.folded]
+            notes[transition.pk] = "\n".join(lines)
+        for other in mail.folded:
+            notes[other.pk] = f"told in the mail about {transition.event.object_label}"
+            deliveries(other, DeliveryStatus.FOLDED)
+    for _key, transition, server in inhibited:
+        label = health.by_key[server].name if server in health.by_key else server
+        notes[transition.pk] = f"not mailed on its own: {label} is down, and its mail went out"
+        deliveries(transition, DeliveryStatus.FOLDED)
+    for transition in mailed:
+        if transition.pk in notes:
+            transition.detail = notes[transition.pk]
+    Transition.objects.bulk_update([t for t in mailed if t.pk in notes], ["detail"])
+    Delivery.objects.bulk_create(rows)
+    return sum(1 for row in rows if row.status == DeliveryStatus.PENDING)
+
+
+def _told(transition: Transition) -> str:
+    event = transition.event
+    return f"{event.object_label} ({event.rule.name}, {transition.kind}): {event.summary}"
+
+
+# --- what people do to events -----------------------------------------------------------------
+
+
+def acknowledge(event: Event, user, comment: str = "") -> None:
+    """Stop the reminders of a firing event; say who and why."""
+    if event.status != EventStatus.FIRING:
+        raise ValueError("only a firing event can be acknowledged")
+    if event.acknowledged_at:
+        raise ValueError(f"already acknowledged by {event.acknowledged_by}")
+    with transaction.atomic():
+        locked = Event.objects.select_for_update().get(pk=event.pk)
+        state = engine.EventState.from_dict(locked.timing_state)
+        state.acknowledged = True
+        locked.timing_state = state.as_dict()
+        locked.acknowledged_by, locked.acknowledged_at = user, timezone.now()
+        locked.acknowledge_comment = comment
+        locked.save(
+            update_fields=[
+                "timing_state",
+                "acknowledged_by",
+                "acknowledged_at",
+                "acknowledge_comment",
+            ]
+        )
+        Transition.objects.create(
+            event=locked,
+            kind=TransitionKind.ACKNOWLEDGED,
+            detail=f"by {user}" + (f": {comment}" if comment else ""),
+        )
+    event.refresh_from_db()
+
+
+def active_events(object_keys: list[str] | None = None):
+    """Firing events, critical first, newest first; only those of these objects if given."""
+    events = Event.objects.filter(status=EventStatus.FIRING).select_related(
+        "rule", "acknowledged_by"
+    )
+    if object_keys is not None:
+        events = events.filter(Q(object_key__in=object_keys))
+    return sorted(events, key=lambda e: (e.severity != Severity.CRITICAL, -e.opened.timestamp()))
+
+
+def users_with_mail():
+    return get_user_model().objects.filter(is_active=True).exclude(email="").order_by("username")

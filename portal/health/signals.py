@@ -1,0 +1,8 @@
+"""What the health app tells the apps above it; it knows none of them."""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+# Sent after each periodic evaluation has stored its colours (``result``: EvaluationResult).
+evaluated = Signal()
