@@ -72,6 +72,9 @@ class RuleForm(forms.ModelForm):
             get_user_model().objects.filter(is_active=True).exclude(email="").order_by("username")
         )
         self.fields["recipients"].label_from_instance = lambda user: f"{user} <{user.email}>"
+        self.fields["recipients"].error_messages["invalid_choice"] = (
+            "user %(value)s cannot receive alert mail: no e-mail address, or not active"
+        )
         for name in self.DURATIONS:
             self.fields[name] = forms.IntegerField(
                 label=self.fields[name].label,

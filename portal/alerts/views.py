@@ -250,7 +250,7 @@ def silence_end(request, pk: int):
     silence = get_object_or_404(Silence, pk=pk)
     now = timezone.now()
     if silence.ends > now:
-        silence.ends = max(now, silence.starts + timedelta(seconds=1))
+        silence.ends = max(now, silence.starts + timedelta(microseconds=1))
         silence.save(update_fields=["ends"])
         messages.success(request, f"The silence of {silence.object_label} has ended.")
     return redirect("alerts:silences")

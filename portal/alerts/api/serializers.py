@@ -18,10 +18,24 @@ class RuleSerializer(serializers.ModelSerializer):
         required=False,
     )
 
+    # Plain integers here: the form says why a negative duration is refused.
+    for_seconds = serializers.IntegerField(required=False)
+    clear_seconds = serializers.IntegerField(required=False)
+    repeat_seconds = serializers.IntegerField(required=False)
+
     class Meta:
         model = Rule
         fields = ["id", *RuleForm.Meta.fields, "builtin", "updated"]
         read_only_fields = ["builtin", "updated"]
+
+    def validate_recipients(self, users):
+        for user in users:
+            if not user.email or not user.is_active:
+                raise serializers.ValidationError(
+                    f"user {user.username} cannot receive alert mail: no e-mail address, "
+                    "or not active"
+                )
+        return users
 
     def validate(self, attrs):
         base = self.instance or Rule()  # a new rule starts from the model's defaults

@@ -1,0 +1,243 @@
+"""The alert console's pages, its API and its command, through Django's test client: what is
+refused and why, who may change what, what is shown."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from portal.alerts.choices import EventStatus
+from portal.alerts.models import Event, Rule, Silence, Transition
+from portal.health.models import HealthStatus
+
+pytestmark = pytest.mark.django_db
+
+VALID = {
+    "name": "OST nearly full",
+    "severity": "critical",
+    "enabled": "on",
+    "condition": "threshold",
+    "measurement": "ost",
+    "field": "kbytes_avail",
+    "percent_of": "kbytes_total",
+    "comparison": "<",
+    "threshold": "10",
+    "for_seconds": "60",
+    "clear_seconds": "60",
+    "repeat_seconds": "0",
+    "scope": "all",
+    "extra_addresses": "ops@example.org, storage@example.org",
+    "save": "1",
+}
+
+
+def red_rule() -> Rule:
+    """The default rule (an earlier transactional test may have flushed the defaults)."""
+    rule, _ = Rule.objects.get_or_create(
+        name="Anything red",
+        defaults={"severity": "critical", "condition": "health", "health_state": "red"},
+    )
+    return rule
+
+
+def signed_in(client, who: str):
+    client.login(username=who, password=f"pw-{who}-123!")
+    return client
+
+
+def errors(response) -> dict:
+    return {name: " ".join(e) for name, e in response.context["form"].errors.items()}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        ({"field": "kbytes_used"}, "field", "measurement 'ost' has no field 'kbytes_used'"),
+        ({"percent_of": "blocks"}, "percent_of", "has no field 'blocks'"),
+        ({"for_seconds": "-60"}, "for_seconds", "cannot be negative"),
+        ({"repeat_seconds": "-1"}, "repeat_seconds", "cannot be negative"),
+        (
+            {"extra_addresses": "ops@example.org, not-an-address"},
+            "extra_addresses",
+            "'not-an-address' is not an e-mail address",
+        ),
+        ({"comparison": ""}, "comparison", "choose how the value compares"),
+        ({"threshold": ""}, "threshold", "give the threshold"),
+        ({"measurement": ""}, "measurement", "choose the measurement"),
+        ({"scope": "ssu", "scope_value": "ssu09"}, "scope_value", "there is no ssu named 'ssu09'"),
+        ({"scope": "kind", "scope_value": "rack"}, "scope_value", "name a kind of object"),
+        ({"condition": "health", "health_state": ""}, "health_state", "choose which health state"),
+    ],
+)
+def test_a_bad_rule_is_refused_at_its_field_and_nothing_is_saved(
+    client, world, change, field, reason
+):
+    response = signed_in(client, "operator").post("/alerts/rules/new/", {**VALID, **change})
+    assert response.status_code == 200
+    assert reason in errors(response)[field]
+    assert not Rule.objects.filter(name="OST nearly full").exists()
+
+
+def test_an_operator_saves_a_rule_and_it_is_listed(client, world):
+    response = signed_in(client, "operator").post("/alerts/rules/new/", VALID)
+    assert response.status_code == 302
+    rule = Rule.objects.get(name="OST nearly full")
+    assert rule.extra_addresses == "ops@example.org\nstorage@example.org"
+    assert rule.created_by.username == "operator"
+    page = client.get("/alerts/rules/").content.decode()
+    assert "OST nearly full" in page and "ost.kbytes_avail % of kbytes_total &lt; 10.0" in page
+
+
+def test_a_backtest_saves_nothing(client, world, settings, services):
+    settings.INFLUXDB_DATABASE = "alerts_console_backtest"
+    response = signed_in(client, "operator").post(
+        "/alerts/rules/new/", {**VALID, "save": "", "backtest": "1", "days": "7"}
+    )
+    assert response.status_code == 200
+    assert response.context["backtest"].days == 7
+    assert not Rule.objects.filter(name="OST nearly full").exists()
+
+
+def test_a_viewer_reads_but_cannot_write_rules_acknowledge_or_silence(client, world):
+    rule = red_rule()
+    event = Event.objects.create(
+        rule=rule, severity="critical", fingerprint="server:1", object_label="oss01"
+    )
+    viewer = signed_in(client, "viewer")
+    assert viewer.get("/alerts/rules/").status_code == 200
+    assert viewer.get(f"/alerts/rules/{rule.pk}/").status_code == 200
+    assert viewer.post("/alerts/rules/new/", VALID).status_code == 403
+    assert viewer.post(f"/alerts/rules/{rule.pk}/delete/").status_code == 403
+    assert viewer.post(f"/alerts/events/{event.pk}/acknowledge/").status_code == 403
+    assert viewer.post("/alerts/silences/", {"reason": "x"}).status_code == 403
+    assert Rule.objects.filter(pk=rule.pk).exists()
+
+
+def test_acknowledge_from_the_console(client, world):
+    rule = red_rule()
+    event = Event.objects.create(
+        rule=rule, severity="critical", fingerprint="server:1", object_label="oss01"
+    )
+    response = signed_in(client, "operator").post(
+        f"/alerts/events/{event.pk}/acknowledge/", {"comment": "on it", "next": "https://evil/"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/alerts/"
+    event.refresh_from_db()
+    assert event.acknowledged_by.username == "operator"
+    assert event.timing_state["acknowledged"] is True
+    assert Transition.objects.get(event=event).detail == "by operator: on it"
+    again = client.post(f"/alerts/events/{event.pk}/acknowledge/", {"comment": ""}, follow=True)
+    assert "already acknowledged by operator" in again.content.decode()
+
+
+def test_a_silence_from_the_console_names_its_object_and_refuses_a_bad_end(client, world):
+    HealthStatus.objects.create(
+        key="ssu:1", kind="ssu", name="ssu01", status="green", since=timezone.now()
+    )
+    operator = signed_in(client, "operator")
+    bad = operator.post(
+        "/alerts/silences/",
+        {
+            "object_key": "ssu:1",
+            "starts": "2026-11-23T10:00",
+            "ends": "2026-11-23T09:00",
+            "reason": "x",
+        },
+    )
+    assert "the end must come after the start" in errors(bad)["ends"]
+    assert not Silence.objects.exists()
+    good = operator.post(
+        "/alerts/silences/", {"object_key": "ssu:1", "hours": "2", "reason": "drive swap"}
+    )
+    assert good.status_code == 302
+    silence = Silence.objects.get()
+    assert silence.object_label == "SSU ssu01" and silence.created_by.username == "operator"
+    assert timedelta(hours=1.9) < silence.ends - silence.starts < timedelta(hours=2.1)
+    operator.post(f"/alerts/silences/{silence.pk}/end/")
+    silence.refresh_from_db()
+    assert silence.ends <= timezone.now()
+
+
+def test_the_api_writes_rules_for_operators_with_the_form_s_reasons(client, world):
+    body = {
+        "name": "Hot inlet",
+        "condition": "threshold",
+        "measurement": "bmc",
+        "field": "value",
+        "comparison": ">",
+        "threshold": 40,
+        "for_seconds": -1,
+        "recipients": ["operator"],
+    }
+    signed_in(client, "operator")
+    no_address = client.post("/api/v1/alert-rules/", body, content_type="application/json")
+    assert no_address.json()["recipients"] == [
+        "user operator cannot receive alert mail: no e-mail address, or not active"
+    ]
+    world["operator"].email = "operator@example.org"
+    world["operator"].save()
+    signed_in(client, "viewer")
+    assert (
+        client.post("/api/v1/alert-rules/", body, content_type="application/json").status_code
+        == 403
+    )
+    signed_in(client, "operator")
+    refused = client.post("/api/v1/alert-rules/", body, content_type="application/json")
+    assert refused.status_code == 400
+    assert "cannot be negative" in refused.json()["for_seconds"][0]
+    created = client.post(
+        "/api/v1/alert-rules/", {**body, "for_seconds": 60}, content_type="application/json"
+    )
+    assert created.status_code == 201, created.json()
+    rule = Rule.objects.get(name="Hot inlet")
+    assert [u.username for u in rule.recipients.all()] == ["operator"]
+    assert rule.severity == "warning"  # the model's default
+    listed = client.get("/api/v1/alert-rules/").json()
+    assert "Hot inlet" in [r["name"] for r in listed["results"]]
+
+
+def test_the_api_lists_and_acknowledges_events(client, world):
+    rule = red_rule()
+    event = Event.objects.create(
+        rule=rule, severity="critical", fingerprint="server:1", object_label="oss01"
+    )
+    Event.objects.create(
+        rule=rule,
+        severity="critical",
+        fingerprint="server:2",
+        object_label="oss02",
+        status=EventStatus.PENDING,
+    )
+    signed_in(client, "viewer")
+    listed = client.get("/api/v1/alert-events/?status=firing").json()
+    assert [e["object_label"] for e in listed["results"]] == ["oss01"]  # pending is not shown
+    assert client.post(f"/api/v1/alert-events/{event.pk}/acknowledge/").status_code == 403
+    signed_in(client, "operator")
+    acked = client.post(
+        f"/api/v1/alert-events/{event.pk}/acknowledge/",
+        {"comment": "looking"},
+        content_type="application/json",
+    )
+    assert acked.status_code == 200 and acked.json()["acknowledged_by"] == "operator"
+    twice = client.post(f"/api/v1/alert-events/{event.pk}/acknowledge/")
+    assert twice.status_code == 409
+
+
+def test_the_command_lists_firing_events_as_json_lines(world, capsys):
+    rule = red_rule()
+    Event.objects.create(
+        rule=rule,
+        severity="critical",
+        fingerprint="server:1",
+        object_label="oss01",
+        summary="powered off",
+    )
+    call_command("alerts_events", "--json")
+    (line,) = capsys.readouterr().out.splitlines()
+    row = json.loads(line)
+    assert row["object"] == "oss01" and row["rule"] == "Anything red"
+    assert row["status"] == "firing" and row["summary"] == "powered off"
