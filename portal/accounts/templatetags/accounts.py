@@ -14,7 +14,13 @@ register = template.Library()
 def guided_tour(context) -> dict:
     request = context["request"]
     show = request.user.is_authenticated and tour_pending(request.user)
-    return {"show": show, "csrf_token": context.get("csrf_token"), "mail_url": _url("alerts:mail")}
+    return {
+        "show": show,
+        "csrf_token": context.get("csrf_token"),
+        "mail_url": _url("alerts:mail"),
+        "alerts_url": _url("alerts:active"),
+        "rules_url": _url("alerts:rules"),
+    }
 
 
 def _url(name: str) -> str | None:
