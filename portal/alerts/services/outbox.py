@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import F
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 
 from portal.alerts import mail
@@ -121,6 +122,8 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
         if event.object_url
         else "",
         "portal_url": settings.OSTARA_PORTAL_URL,
+        "event_link": settings.OSTARA_PORTAL_URL.rstrip("/")
+        + reverse("alerts:event", args=[event.pk]),
     }
     subject = (
         f"[Ostara {event.get_severity_display().upper()}] {transition.get_kind_display()}: "
