@@ -30,6 +30,8 @@ def mds_spec() -> dict:
 
 
 def ssu_spec(number: int) -> dict:
+    """SSU ``number``: its servers on outlets 3 and 4 of PDU ``number`` (the MDS pair has outlet
+    1 of PDUs 1 and 2), each address and outlet its own, as the wizard demands."""
     a, b = 2 * number - 1, 2 * number
     return {
         "filesystem": "scratch",
@@ -39,13 +41,13 @@ def ssu_spec(number: int) -> dict:
                 "hostname": f"oss{a:03d}",
                 "nids": [f"10.11.{a // 250}.{a % 250 + 1}@o2ib"],
                 "bmc": f"10.21.{a // 250}.{a % 250 + 1}",
-                "pdu_outlet": f"pdu{number}:1",
+                "pdu_outlet": f"pdu{number}:3",
             },
             {
                 "hostname": f"oss{b:03d}",
                 "nids": [f"10.11.{b // 250}.{b % 250 + 1}@o2ib"],
                 "bmc": f"10.21.{b // 250}.{b % 250 + 1}",
-                "pdu_outlet": f"pdu{number}:2",
+                "pdu_outlet": f"pdu{number}:4",
             },
         ],
         "arrays": [

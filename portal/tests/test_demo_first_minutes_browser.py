@@ -74,7 +74,7 @@ def test_first_minutes_of_a_fresh_demo(fresh_demo, page, screenshot_dir):
     assert page.get_by_role("heading", name="Welcome to Ostara: three things to know").is_visible()
     page.screenshot(path=str(screenshot_dir / "demo-1-first-visit.png"), full_page=True)
 
-    page.get_by_role("link", name="Jobs", exact=True).click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Jobs", exact=True).click()
     build = page.get_by_role("link", name="Provision mds01 and ssu01 of scratch")
     assert build.count() >= 1
     page.screenshot(path=str(screenshot_dir / "demo-2-build-job.png"), full_page=True)
