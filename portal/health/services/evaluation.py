@@ -566,7 +566,7 @@ def store(
     cached = cached_rows() if cached is None else cached
     seen: set[str] = set()
     changes: list[StatusChange] = []
-    refreshed: list[HealthStatus] = []
+    refreshed: dict[tuple[str, ...], list[HealthStatus]] = defaultdict(list)
     created: list[HealthStatus] = []
     for tree in trees:
         positions: dict[int, int] = defaultdict(int)
@@ -612,13 +612,15 @@ def store(
                 if claimed == 1:
                     changes.append(_change(node, row.status, moment))
                 continue
-            # Only what differs is written: most rows stay as they were. (A renamed object
+            # Only what differs is written, and only those fields: most rows stay as they
+            # were, and of the others mostly a number of the summary moved. (A renamed object
             # keeps its row, under its new name.)
             wanted = {"name": node.name, "reasons": node.reasons, "summary": node.summary, **place}
-            if any(getattr(row, name) != value for name, value in wanted.items()):
-                for name, value in wanted.items():
-                    setattr(row, name, value)
-                refreshed.append(row)
+            differ = tuple(name for name, value in wanted.items() if getattr(row, name) != value)
+            if differ:
+                for name in differ:
+                    setattr(row, name, wanted[name])
+                refreshed[differ].append(row)
     with transaction.atomic():
         if created:
             try:
@@ -628,13 +630,8 @@ def store(
                 # Another evaluation created some first: add ours one by one, keep theirs.
                 for row in created:
                     HealthStatus.objects.get_or_create(key=row.key, defaults=_fields(row))
-        if refreshed:
-            HealthStatus.objects.bulk_update(
-                refreshed,
-                ["name", "reasons", "summary", "parent_kind", "parent_name", "parent_key"]
-                + ["position"],
-                batch_size=500,
-            )
+        for differ, rows in refreshed.items():
+            HealthStatus.objects.bulk_update(rows, list(differ), batch_size=500)
         gone = [row.pk for key, row in cached.items() if key not in seen]
         if gone:
             HealthStatus.objects.filter(pk__in=gone).delete()
