@@ -108,11 +108,12 @@ def _metric_timelines(
         t = float(point["time"])
         if rule.condition == ConditionKind.NO_DATA:
             if point.get("value"):
-                last_point[fingerprint] = t
-            seen = last_point.get(fingerprint)
-            if seen is None:
+                last_point[fingerprint] = t + source.step  # it reported within this step
+                holds = False
+            elif fingerprint not in last_point:
                 continue  # not born yet
-            holds = t + source.step - seen > silent_after
+            else:
+                holds = t + source.step - last_point[fingerprint] > silent_after
         else:
             value = rule_value(rule, point)
             if value is None:

@@ -11,6 +11,9 @@ from email.message import EmailMessage
 import pytest
 from aiosmtpd.controller import Controller
 
+# The health tests' virtual rack and metrics database, for the alerts' acceptance test.
+from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
+
 
 class Mailbox:
     """Keeps what the server accepted; can refuse recipients with a code of our choosing."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from portal import influx
 from portal.alerts.models import Event, Rule
@@ -98,9 +100,13 @@ def test_an_operator_writes_backtests_and_saves_a_threshold_rule(
     page.wait_for_url(f"{url}/alerts/rules/")
     assert page.get_by_role("link", name="OST nearly full").is_visible()
 
-    evaluate_round()  # what beat runs after the next health evaluation
+    # What beat runs after each health evaluation: pending at first, firing once its minute
+    # has passed.
+    evaluate_round()
+    assert Event.objects.get(rule__name="OST nearly full").status == "pending"
+    evaluate_round(timezone.now() + timedelta(seconds=61))
     event = Event.objects.get(rule__name="OST nearly full")
-    assert event.object_label.startswith("scratch-OST0003")
+    assert event.status == "firing" and event.object_label.startswith("scratch-OST0003")
 
     page.goto(f"{url}/")
     panel = page.locator("#alerts-panel")
@@ -111,6 +117,9 @@ def test_an_operator_writes_backtests_and_saves_a_threshold_rule(
 
 
 def test_a_viewer_reads_the_rules_and_cannot_change_them(live_server, world, page):
+    Rule.objects.create(
+        name="Anything red", severity="critical", condition="health", health_state="red"
+    )
     url = live_server.url
     sign_in(page, url, "viewer")
     page.goto(f"{url}/alerts/rules/")
