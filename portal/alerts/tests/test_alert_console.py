@@ -241,3 +241,45 @@ def test_the_command_lists_firing_events_as_json_lines(world, capsys):
     row = json.loads(line)
     assert row["object"] == "oss01" and row["rule"] == "Anything red"
     assert row["status"] == "firing" and row["summary"] == "powered off"
+
+
+def test_the_history_filters_by_object_rule_severity_and_time(client, world):
+    red = red_rule()
+    warm = Rule.objects.create(name="Warm", condition="health", health_state="hot")
+    now = timezone.now()
+    for label, rule, severity, hours in [
+        ("oss01", red, "critical", 1),
+        ("oss02", warm, "warning", 30),
+        ("scratch-OST0003", red, "critical", 2),
+    ]:
+        Event.objects.create(
+            rule=rule,
+            severity=severity,
+            fingerprint=label,
+            object_label=label,
+            status=EventStatus.RESOLVED,
+            opened=now - timedelta(hours=hours),
+        )
+    viewer = signed_in(client, "viewer")
+
+    def shown(**query) -> list[str]:
+        page = viewer.get("/alerts/history/", query).context["page"]
+        return [event.object_label for event in page]
+
+    assert shown() == ["oss01", "scratch-OST0003", "oss02"]
+    assert shown(object="oss") == ["oss01", "oss02"]
+    assert shown(rule=warm.pk) == ["oss02"]
+    assert shown(severity="critical") == ["oss01", "scratch-OST0003"]
+    since = (now - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M")
+    assert shown(since=since) == ["oss01", "scratch-OST0003"]
+
+
+def test_an_event_page_shows_its_transitions_and_mail(client, world):
+    event = Event.objects.create(
+        rule=red_rule(), severity="critical", fingerprint="server:1", object_label="oss01"
+    )
+    transition = Transition.objects.create(event=event, kind="firing", detail="With it:\n- x")
+    transition.deliveries.create(address="ops@example.org", status="silenced")
+    page = signed_in(client, "viewer").get(f"/alerts/events/{event.pk}/").content.decode()
+    assert "ops@example.org" in page and "Silenced" in page and "With it:" in page
+    assert "Acknowledge" not in page  # a viewer does not acknowledge
