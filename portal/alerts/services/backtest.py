@@ -62,7 +62,7 @@ def backtest(rule: Rule, days: int) -> Backtest:
         if rule.condition == ConditionKind.HEALTH:
             timelines = _health_timelines(rule, start)
         else:
-            timelines = _metric_timelines(rule, source, days * 86400)
+            timelines = _metric_timelines(rule, source, days * 86400, now)
     except influx.InfluxError as error:
         result.error = f"the metrics could not be read: {error}"
         return result
@@ -89,7 +89,7 @@ def backtest(rule: Rule, days: int) -> Backtest:
 
 
 def _metric_timelines(
-    rule: Rule, source: queries.Source, seconds: int
+    rule: Rule, source: queries.Source, seconds: int, now: float
 ) -> dict[str, tuple[str, list[tuple[float, bool]]]]:
     measurement = schema.MEASUREMENTS[rule.measurement]
     if rule.condition == ConditionKind.NO_DATA:
@@ -107,6 +107,8 @@ def _metric_timelines(
         label = conditions.series_label(measurement.name, tags)
         t = float(point["time"])
         if rule.condition == ConditionKind.NO_DATA:
+            if t + source.step > now:
+                continue  # the step still running: its points are not all in yet
             if point.get("value"):
                 last_point[fingerprint] = t + source.step  # it reported within this step
                 holds = False
