@@ -114,6 +114,9 @@ start)
     ;;
 stop)
     for name in portal beat worker mail; do stop_pid "$pids/$name.pid" "$name"; done
+    # A playbook of a job the worker was running: ansible-runner starts it in a session of its
+    # own, so it outlives the worker unless it is stopped by its run directory.
+    if pkill -TERM -f -- "$OSTARA_RUN_DIR/ansible/"; then say "stopped a running playbook"; fi
     virtual_sensors stop
     stop_pid "$pids/rack.pid" "virtual rack"
     "$OSTARA_HOME/deploy/services.sh" demo stop
