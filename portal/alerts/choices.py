@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from portal.alerts import conditions
+
 
 class Severity(models.TextChoices):
     WARNING = "warning", "Warning"
@@ -44,13 +46,13 @@ class ConditionKind(models.TextChoices):
 class HealthCondition(models.TextChoices):
     """What of an object's health fires a rule (``portal.alerts.conditions``)."""
 
-    RED = "red", "turns red"
-    ORANGE = "orange", "turns orange or worse"
-    ON_PARTNER = "on_partner", "a target runs on its failover partner"
-    SILENT = "silent", "its sensor has gone silent"
-    VOLUME_GROUP = "volume_group", "its volume group is degraded, critical or failed"
-    FULL = "full", "an OST is fuller than the capacity threshold"
-    HOT = "hot", "a temperature is above its threshold"
+    RED = conditions.RED, "turns red"
+    ORANGE = conditions.ORANGE, "turns orange or worse"
+    ON_PARTNER = conditions.ON_PARTNER, "a target runs on its failover partner"
+    SILENT = conditions.SILENT, "its sensor has gone silent"
+    VOLUME_GROUP = conditions.VOLUME_GROUP, "its volume group is degraded, critical or failed"
+    FULL = conditions.FULL, "an OST is fuller than the capacity threshold"
+    HOT = conditions.HOT, "a temperature is above its threshold"
 
 
 class Comparison(models.TextChoices):

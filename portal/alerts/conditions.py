@@ -25,7 +25,6 @@ from sensors import schema
 
 RED, ORANGE, ON_PARTNER, SILENT = "red", "orange", "on_partner", "silent"
 VOLUME_GROUP, FULL, HOT = "volume_group", "full", "hot"
-HEALTH_CONDITIONS = (RED, ORANGE, ON_PARTNER, SILENT, VOLUME_GROUP, FULL, HOT)
 # The kinds of object each health condition can hold for (the others never carry the flag).
 HEALTH_KINDS = {
     ON_PARTNER: ("target",),
@@ -35,8 +34,6 @@ HEALTH_KINDS = {
     HOT: ("server",),
 }
 COMPARISONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
-# The tags that name the object of a point, most specific first; the rest identify the series.
-OBJECT_TAGS = (schema.TARGET, schema.ARRAY, schema.SERVER)
 # A no-data rule without a threshold calls a series silent after this long (three rounds).
 DEFAULT_SILENCE_SECONDS = 30.0
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -13,7 +12,7 @@ from django.utils import timezone
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule, Silence
-from portal.alerts.services.evaluation import ADDRESS_SEPARATORS
+from portal.alerts.services.evaluation import ADDRESS_SEPARATORS, users_with_mail
 from portal.health.models import HealthStatus
 from sensors import schema
 
@@ -68,9 +67,7 @@ class RuleForm(forms.ModelForm):
         self.fields["measurement"] = forms.ChoiceField(
             choices=MEASUREMENT_CHOICES, required=False, label="Measurement"
         )
-        self.fields["recipients"].queryset = (
-            get_user_model().objects.filter(is_active=True).exclude(email="").order_by("username")
-        )
+        self.fields["recipients"].queryset = users_with_mail()
         self.fields["recipients"].label_from_instance = lambda user: f"{user} <{user.email}>"
         self.fields["recipients"].error_messages["invalid_choice"] = (
             "user %(value)s cannot receive alert mail: no e-mail address, or not active"

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch, Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -35,7 +35,7 @@ from portal.alerts.forms import (
 )
 from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
 from portal.alerts.services.backtest import backtest
-from portal.alerts.services.evaluation import HealthIndex, acknowledge, active_events
+from portal.alerts.services.evaluation import acknowledge, active_events, retire
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
 
 CONSOLE_TABS = (
@@ -93,10 +93,7 @@ def panel(request):
     """The firing alerts of one object and everything in it (``?key=ssu:3``), or of the whole
     rack: the panel the dashboard and the object pages load."""
     key = request.GET.get("key", "")
-    events = active_events()
-    if key:
-        health = HealthIndex.load()
-        events = [e for e in events if key in (health.ancestry(e.object_key) or [e.object_key])]
+    events = active_events(under=key)
     return render(
         request,
         "alerts/_panel.html",
@@ -150,14 +147,11 @@ def event_detail(request, pk: int):
 
 
 def rules(request):
-    rows = Rule.objects.prefetch_related("recipients").order_by("-enabled", "name")
-    firing = {}
-    for rule_id in Event.objects.filter(status=EventStatus.FIRING).values_list(
-        "rule_id", flat=True
-    ):
-        firing[rule_id] = firing.get(rule_id, 0) + 1
-    for rule in rows:
-        rule.firing = firing.get(rule.pk, 0)
+    rows = (
+        Rule.objects.prefetch_related("recipients")
+        .annotate(firing=Count("events", filter=Q(events__status=EventStatus.FIRING)))
+        .order_by("-enabled", "name")
+    )
     return _console(
         request,
         "alerts/rules.html",
@@ -205,13 +199,7 @@ def rule_edit(request, pk: int | None = None):
 def rule_delete(request, pk: int):
     _require_operator(request)
     rule = get_object_or_404(Rule, pk=pk)
-    if rule.events.exists():
-        rule.enabled = False  # its history stays; its open events close at the next round
-        rule.save(update_fields=["enabled"])
-        messages.success(request, f"Rule {rule.name!r} disabled: its history is kept.")
-    else:
-        rule.delete()
-        messages.success(request, f"Rule {rule.name!r} deleted.")
+    messages.success(request, f"Rule {rule.name!r} {retire(rule)}.")
     return redirect("alerts:rules")
 
 

@@ -18,7 +18,7 @@ from portal.alerts.api.serializers import (
 )
 from portal.alerts.choices import EventStatus
 from portal.alerts.models import Event, Rule, Silence
-from portal.alerts.services.evaluation import acknowledge
+from portal.alerts.services.evaluation import acknowledge, retire
 
 
 class OperatorWrites(permissions.BasePermission):
@@ -39,11 +39,7 @@ class RuleViewSet(viewsets.ModelViewSet):
         serializer.save(created_by=self.request.user)
 
     def perform_destroy(self, instance):
-        if instance.events.exists():
-            instance.enabled = False  # its history stays
-            instance.save(update_fields=["enabled"])
-        else:
-            instance.delete()
+        retire(instance)
 
 
 class EventViewSet(viewsets.ReadOnlyModelViewSet):

@@ -19,7 +19,6 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
@@ -473,15 +472,29 @@ def acknowledge(event: Event, user, comment: str = "") -> None:
     event.refresh_from_db()
 
 
-def active_events(object_keys: list[str] | None = None):
-    """Firing events, critical first, newest first; only those of these objects if given."""
+def active_events(under: str = ""):
+    """Firing events, critical first, newest first; with ``under`` (a health key such as
+    "ssu:3"), only those of that object and everything in it."""
     events = Event.objects.filter(status=EventStatus.FIRING).select_related(
         "rule", "acknowledged_by"
     )
-    if object_keys is not None:
-        events = events.filter(Q(object_key__in=object_keys))
+    if under:
+        health = HealthIndex.load()
+        events = [e for e in events if under in (health.ancestry(e.object_key) or [e.object_key])]
     return sorted(events, key=lambda e: (e.severity != Severity.CRITICAL, -e.opened.timestamp()))
 
 
+def retire(rule: Rule) -> str:
+    """Delete a rule, or disable it when it has history (its open events close at the next
+    round); say which."""
+    if rule.events.exists():
+        rule.enabled = False
+        rule.save(update_fields=["enabled"])
+        return "disabled: its history is kept"
+    rule.delete()
+    return "deleted"
+
+
 def users_with_mail():
+    """The users a rule can mail."""
     return get_user_model().objects.filter(is_active=True).exclude(email="").order_by("username")
