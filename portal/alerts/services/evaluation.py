@@ -229,7 +229,7 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
         for event in Event.objects.filter(status__in=[EventStatus.PENDING, EventStatus.FIRING])
     }
     changed: dict[int, Event] = {}
-    created: list[Event] = []
+    created: dict[int, Event] = {}  # by id(): unsaved models compare by identity anyway
     dropped: list[Event] = []
     happened: list[tuple[Event, str]] = []
 
@@ -254,12 +254,12 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
                 summary=obs.summary,
                 opened=moment,
             )
-            created.append(event)
+            created[id(event)] = event
         if not state.firing and state.true_since is None and notification is None:
             if event.pk:
                 dropped.append(event)  # pending, and false again before its time: forgotten
             else:
-                created.remove(event)
+                del created[id(event)]
             return
         if obs.true and obs.summary and obs.summary != event.summary:
             event.summary = obs.summary
@@ -296,18 +296,12 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
                     step(rule, gone, "")
 
     with transaction.atomic():
-        Event.objects.bulk_create(created)
-        for event in changed.values():
-            if event.pk and event not in created:
-                event.save(
-                    update_fields=[
-                        "status",
-                        "opened",
-                        "resolved",
-                        "summary",
-                        "timing_state",
-                    ]
-                )
+        Event.objects.bulk_create(created.values())
+        Event.objects.bulk_update(
+            [event for key, event in changed.items() if key not in created],
+            ["status", "opened", "resolved", "summary", "timing_state"],
+            batch_size=500,
+        )
         Event.objects.filter(pk__in=[event.pk for event in dropped]).delete()
         close_events_of_disabled_rules(moment)
         transitions = [
