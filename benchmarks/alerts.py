@@ -24,6 +24,15 @@ THRESHOLD_KINDS = (
 )
 
 
+def stricter(comparison: str, threshold: float, level: int) -> float:
+    """The threshold of a kind's ``level``-th rule: each level asks for a worse value than the
+    last (a rule mix where most series are healthy, as on a real rack)."""
+    if not threshold:
+        return threshold
+    factor = 1 + level / 10
+    return threshold / factor if comparison.startswith("<") else threshold * factor
+
+
 def install_threshold_rules(count: int = 50) -> None:
     from portal.alerts.models import Rule
 
@@ -40,7 +49,7 @@ def install_threshold_rules(count: int = 50) -> None:
             percent_of=percent_of,
             rate=rate,
             comparison=comparison,
-            threshold=threshold * (1 + level / 10) if threshold else threshold,
+            threshold=stricter(comparison, threshold, level),
             for_seconds=60,
             repeat_seconds=3600,
             extra_addresses="ops@example.org",

@@ -21,7 +21,8 @@ from portal import metric_queries as queries
 from portal.alerts import conditions, engine
 from portal.alerts.choices import ConditionKind
 from portal.alerts.models import Rule
-from portal.alerts.services.evaluation import HealthIndex, rule_value, timing
+from portal.alerts.services.evaluation import timing
+from portal.alerts.services.observation import HealthIndex, rule_value
 from portal.health.models import StatusChange
 from sensors import schema
 

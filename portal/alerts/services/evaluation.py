@@ -19,24 +19,21 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from portal import influx
-from portal import metric_queries as queries
 from portal.alerts import conditions, engine, routing
 from portal.alerts.choices import (
     ConditionKind,
     DeliveryStatus,
     EventStatus,
-    ScopeKind,
     Severity,
     TransitionKind,
 )
 from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
-from portal.health.models import HealthStatus, StatusChange
+from portal.alerts.services.observation import HealthIndex, Readings, object_url, observe_rule
+from portal.health.models import StatusChange
 from portal.inventory.models import Target
-from sensors import schema
 
 log = logging.getLogger(__name__)
 
@@ -50,163 +47,6 @@ class RoundResult:
     transitions: list[Transition] = field(default_factory=list)
     deliveries: int = 0
     seconds: float = 0.0
-
-
-class HealthIndex:
-    """The health rows of one round, with their ancestry (object first, filesystem last)."""
-
-    def __init__(self, rows: list[HealthStatus]) -> None:
-        self.rows = rows
-        self.by_key = {row.key: row for row in rows}
-        self.by_name = {(row.kind, row.name): row.key for row in rows}
-        self._ancestry: dict[str, list[str]] = {}
-
-    @classmethod
-    def load(cls) -> HealthIndex:
-        return cls(
-            list(
-                HealthStatus.objects.only(
-                    "key", "kind", "name", "status", "reasons", "summary", "parent_key"
-                )
-            )
-        )
-
-    def key_of(self, kind: str, name: str) -> str:
-        return self.by_name.get((kind, name), "")
-
-    def ancestry(self, key: str) -> list[str]:
-        if key not in self._ancestry:
-            chain, seen = [], set()
-            current = key
-            while current and current not in seen and current in self.by_key:
-                seen.add(current)
-                chain.append(current)
-                current = self.by_key[current].parent_key
-            self._ancestry[key] = chain
-        return self._ancestry[key]
-
-    def in_scope(self, rule: Rule, key: str, kind: str) -> bool:
-        if rule.scope == ScopeKind.ALL:
-            return True
-        if rule.scope == ScopeKind.KIND:
-            return kind == rule.scope_value
-        wanted = "filesystem" if rule.scope == ScopeKind.FILESYSTEM else "ssu"
-        return any(
-            self.by_key[k].kind in (wanted, "pair") and self.by_key[k].name == rule.scope_value
-            for k in self.ancestry(key)
-        )
-
-
-def object_url(kind: str, name: str) -> str:
-    """The portal page of an object, where it has one."""
-    names = {"target": "health:target", "server": "health:server", "ssu": "health:ssu"}
-    if kind not in names or (kind == "target" and schema.is_mgs_label(name)):
-        return ""
-    try:
-        return reverse(names[kind], args=[name])
-    except NoReverseMatch:
-        return ""
-
-
-# --- what each rule observes ------------------------------------------------------------------
-
-
-def observe_rule(
-    rule: Rule, health: HealthIndex, now: float
-) -> list[tuple[conditions.Observation, str]]:
-    """Every object in the rule's scope with the condition's answer, and its kind."""
-    if rule.condition == ConditionKind.HEALTH:
-        observed = _health_observations(rule, health)
-    elif rule.condition == ConditionKind.THRESHOLD:
-        observed = _threshold_observations(rule, health)
-    else:
-        observed = _no_data_observations(rule, health, now)
-    return [(obs, kind) for obs, kind in observed if health.in_scope(rule, obs.object_key, kind)]
-
-
-def _health_observations(rule: Rule, health: HealthIndex):
-    kinds = conditions.HEALTH_KINDS.get(rule.health_state)
-    for row in health.rows:
-        if row.status == "grey" or (kinds and row.kind not in kinds):
-            continue
-        holds = conditions.health_holds(rule.health_state, row.status, row.summary)
-        summary = "; ".join(row.reasons[:4]) if holds else ""
-        yield (
-            conditions.Observation(row.key, row.name, holds, summary, object_key=row.key),
-            row.kind,
-        )
-
-
-def _series(measurement: schema.Measurement, point: dict) -> tuple[str, str, str, str]:
-    """(fingerprint, label, health kind, health name) of a point's series."""
-    tags = {tag: point.get(tag) or "" for tag in measurement.tags}
-    kind, name = conditions.series_object(tags)
-    return (
-        conditions.series_fingerprint(measurement.name, tags),
-        conditions.series_label(measurement.name, tags),
-        kind,
-        name,
-    )
-
-
-def _threshold_observations(rule: Rule, health: HealthIndex):
-    measurement = schema.MEASUREMENTS[rule.measurement]
-    statement = queries.alert_now_statement(measurement, rule.field, rule.percent_of, rule.rate)
-    newest: dict[str, dict] = {}
-    for point in influx.query_tagged([statement], epoch="s")[0]:
-        fingerprint = _series(measurement, point)[0]
-        if fingerprint not in newest or point["time"] >= newest[fingerprint]["time"]:
-            newest[fingerprint] = point
-    for fingerprint, point in newest.items():
-        value = rule_value(rule, point)
-        if value is None:
-            continue
-        _, label, kind, name = _series(measurement, point)
-        holds = conditions.compare(value, rule.comparison, rule.threshold)
-        said = conditions.describe_threshold(
-            rule.field,
-            value,
-            rule.comparison,
-            rule.threshold,
-            rate=rule.rate,
-            percent_of=rule.percent_of,
-        )
-        key = health.key_of(kind, name)
-        yield conditions.Observation(fingerprint, label, holds, f"{label}: {said}", key), kind
-
-
-def rule_value(rule: Rule, point: dict) -> float | None:
-    """The number a threshold rule compares, from a point of its statement."""
-    value = point.get("value")
-    if value is None or isinstance(value, (str, bool)):
-        return None
-    if rule.percent_of:
-        whole = point.get("whole")
-        if not whole:
-            return None
-        return 100.0 * float(value) / float(whole)
-    return float(value)
-
-
-def _no_data_observations(rule: Rule, health: HealthIndex, now: float):
-    measurement = schema.MEASUREMENTS[rule.measurement]
-    after = rule.threshold or conditions.DEFAULT_SILENCE_SECONDS
-    statement = queries.alert_last_seen_statement(measurement, rule.field)
-    for point in influx.query_tagged([statement], epoch="s")[0]:
-        fingerprint, label, kind, name = _series(measurement, point)
-        age = now - point["time"]
-        holds = age > after
-        summary = f"{label}: no {rule.field} for {int(age)} s (since {_clock(point['time'])})"
-        yield (
-            conditions.Observation(
-                fingerprint, label, holds, summary if holds else "", health.key_of(kind, name)
-            ),
-            kind,
-        )
-
-
-def _clock(epoch: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(epoch))
 
 
 # --- one round --------------------------------------------------------------------------------
@@ -224,6 +64,7 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
     result = RoundResult()
     health = HealthIndex.load()
     rules = list(Rule.objects.filter(enabled=True).prefetch_related("recipients__preferences"))
+    readings = Readings(rules)
     open_events = {
         (event.rule_id, event.fingerprint): event
         for event in Event.objects.filter(status__in=[EventStatus.PENDING, EventStatus.FIRING])
@@ -278,7 +119,7 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
         result.rules += 1
         seen: set[str] = set()
         try:
-            observed = observe_rule(rule, health, epoch)
+            observed = observe_rule(rule, health, epoch, readings)
         except influx.InfluxError as error:  # a rule that cannot be read now keeps its state
             log.warning("alert rule %s not evaluated: %s", rule.name, error)
             continue

@@ -1,0 +1,255 @@
+"""What each rule sees in one round: the colours the health engine just stored, or the newest
+metrics in InfluxDB, as one ``conditions.Observation`` per object or series.
+
+Rules often share a reading (the warning and the critical level of one field, a threshold and
+its no-data twin): ``Readings`` asks InfluxDB once per distinct statement, all of them in one
+request, and works out each series' name once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.urls import NoReverseMatch, reverse
+
+from portal import influx
+from portal import metric_queries as queries
+from portal.alerts import conditions
+from portal.alerts.choices import ConditionKind, ScopeKind
+from portal.alerts.models import Rule
+from portal.health.models import HealthStatus
+from sensors import schema
+
+log = logging.getLogger(__name__)
+
+
+class HealthIndex:
+    """The health rows of one round, with their ancestry (object first, filesystem last)."""
+
+    def __init__(self, rows: list[HealthStatus]) -> None:
+        self.rows = rows
+        self.by_key = {row.key: row for row in rows}
+        self.by_name = {(row.kind, row.name): row.key for row in rows}
+        self._ancestry: dict[str, list[str]] = {}
+
+    @classmethod
+    def load(cls) -> HealthIndex:
+        return cls(
+            list(
+                HealthStatus.objects.only(
+                    "key", "kind", "name", "status", "reasons", "summary", "parent_key"
+                )
+            )
+        )
+
+    def key_of(self, kind: str, name: str) -> str:
+        return self.by_name.get((kind, name), "")
+
+    def ancestry(self, key: str) -> list[str]:
+        if key not in self._ancestry:
+            chain, seen = [], set()
+            current = key
+            while current and current not in seen and current in self.by_key:
+                seen.add(current)
+                chain.append(current)
+                current = self.by_key[current].parent_key
+            self._ancestry[key] = chain
+        return self._ancestry[key]
+
+    def in_scope(self, rule: Rule, key: str, kind: str) -> bool:
+        if rule.scope == ScopeKind.ALL:
+            return True
+        if rule.scope == ScopeKind.KIND:
+            return kind == rule.scope_value
+        wanted = "filesystem" if rule.scope == ScopeKind.FILESYSTEM else "ssu"
+        return any(
+            self.by_key[k].kind in (wanted, "pair") and self.by_key[k].name == rule.scope_value
+            for k in self.ancestry(key)
+        )
+
+
+def object_url(kind: str, name: str) -> str:
+    """The portal page of an object, where it has one."""
+    names = {"target": "health:target", "server": "health:server", "ssu": "health:ssu"}
+    if kind not in names or (kind == "target" and schema.is_mgs_label(name)):
+        return ""
+    try:
+        return reverse(names[kind], args=[name])
+    except NoReverseMatch:
+        return ""
+
+
+# --- metric readings ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The newest point of one series, with the names the alert uses for it."""
+
+    fingerprint: str
+    label: str
+    kind: str  # the health object the series belongs to ("" when none)
+    name: str
+    point: dict
+
+
+def statement_of(rule: Rule) -> str:
+    measurement = schema.MEASUREMENTS[rule.measurement]
+    if rule.condition == ConditionKind.NO_DATA:
+        return queries.alert_last_seen_statement(measurement, rule.field)
+    return queries.alert_now_statement(measurement, rule.field, rule.percent_of, rule.rate)
+
+
+class Readings:
+    """The metric statements of one round's rules, each read once."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self._measurement: dict[str, schema.Measurement] = {}
+        for rule in rules:
+            if rule.condition != ConditionKind.HEALTH:
+                self._measurement[statement_of(rule)] = schema.MEASUREMENTS[rule.measurement]
+        self._answers: dict[str, list[Reading] | influx.InfluxError] | None = None
+
+    def of(self, rule: Rule) -> list[Reading]:
+        """The newest point of every series the rule reads; raises ``influx.InfluxError``
+        when its statement cannot be read now."""
+        if self._answers is None:
+            self._answers = self._read_all()
+        answer = self._answers[statement_of(rule)]
+        if isinstance(answer, influx.InfluxError):
+            raise answer
+        return answer
+
+    def _read_all(self) -> dict[str, list[Reading] | influx.InfluxError]:
+        statements = list(self._measurement)
+        try:
+            answers = dict(zip(statements, influx.query_tagged(statements, epoch="s"), strict=True))
+        except influx.InfluxError:  # one statement spoils the request: ask each alone
+            answers = {}
+            for statement in statements:
+                try:
+                    answers[statement] = influx.query_tagged([statement], epoch="s")[0]
+                except influx.InfluxError as error:
+                    answers[statement] = error
+        return {
+            statement: points
+            if isinstance(points, influx.InfluxError)
+            else self._newest(self._measurement[statement], points)
+            for statement, points in answers.items()
+        }
+
+    @staticmethod
+    def _newest(measurement: schema.Measurement, points: list[dict]) -> list[Reading]:
+        newest: dict[tuple, dict] = {}
+        for point in points:
+            series = tuple(point.get(tag) or "" for tag in measurement.tags)
+            if series not in newest or point["time"] >= newest[series]["time"]:
+                newest[series] = point
+        readings = []
+        for series, point in newest.items():
+            tags = dict(zip(measurement.tags, series, strict=True))
+            kind, name = conditions.series_object(tags)
+            readings.append(
+                Reading(
+                    conditions.series_fingerprint(measurement.name, tags),
+                    conditions.series_label(measurement.name, tags),
+                    kind,
+                    name,
+                    point,
+                )
+            )
+        return readings
+
+
+# --- what each rule observes ------------------------------------------------------------------
+
+
+def observe_rule(
+    rule: Rule, health: HealthIndex, now: float, readings: Readings | None = None
+) -> list[tuple[conditions.Observation, str]]:
+    """Every object in the rule's scope with the condition's answer, and its kind."""
+    if rule.condition == ConditionKind.HEALTH:
+        observed = _health_observations(rule, health)
+    else:
+        read = (readings or Readings([rule])).of(rule)
+        if rule.condition == ConditionKind.THRESHOLD:
+            observed = _threshold_observations(rule, health, read)
+        else:
+            observed = _no_data_observations(rule, health, now, read)
+    return [(obs, kind) for obs, kind in observed if health.in_scope(rule, obs.object_key, kind)]
+
+
+def _health_observations(rule: Rule, health: HealthIndex):
+    kinds = conditions.HEALTH_KINDS.get(rule.health_state)
+    for row in health.rows:
+        if row.status == "grey" or (kinds and row.kind not in kinds):
+            continue
+        holds = conditions.health_holds(rule.health_state, row.status, row.summary)
+        summary = "; ".join(row.reasons[:4]) if holds else ""
+        yield (
+            conditions.Observation(row.key, row.name, holds, summary, object_key=row.key),
+            row.kind,
+        )
+
+
+def _threshold_observations(rule: Rule, health: HealthIndex, read: list[Reading]):
+    for reading in read:
+        value = rule_value(rule, reading.point)
+        if value is None:
+            continue
+        holds = conditions.compare(value, rule.comparison, rule.threshold)
+        summary = ""
+        if holds:
+            said = conditions.describe_threshold(
+                rule.field,
+                value,
+                rule.comparison,
+                rule.threshold,
+                rate=rule.rate,
+                percent_of=rule.percent_of,
+            )
+            summary = f"{reading.label}: {said}"
+        yield _observed(reading, holds, summary, health)
+
+
+def rule_value(rule: Rule, point: dict) -> float | None:
+    """The number a threshold rule compares, from a point of its statement."""
+    value = point.get("value")
+    if value is None or isinstance(value, (str, bool)):
+        return None
+    if rule.percent_of:
+        whole = point.get("whole")
+        if not whole:
+            return None
+        return 100.0 * float(value) / float(whole)
+    return float(value)
+
+
+def _no_data_observations(rule: Rule, health: HealthIndex, now: float, read: list[Reading]):
+    after = rule.threshold or conditions.DEFAULT_SILENCE_SECONDS
+    for reading in read:
+        seen = reading.point["time"]
+        holds = now - seen > after
+        summary = (
+            f"{reading.label}: no {rule.field} for {int(now - seen)} s (since {_clock(seen)})"
+            if holds
+            else ""
+        )
+        yield _observed(reading, holds, summary, health)
+
+
+def _observed(reading: Reading, holds: bool, summary: str, health: HealthIndex):
+    observation = conditions.Observation(
+        reading.fingerprint,
+        reading.label,
+        holds,
+        summary,
+        health.key_of(reading.kind, reading.name),
+    )
+    return observation, reading.kind
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
