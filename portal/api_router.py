@@ -5,13 +5,16 @@ from __future__ import annotations
 from rest_framework.routers import DefaultRouter
 
 from portal.alerts.api.urls import ROUTES as ALERT_ROUTES
+from portal.analytics.api.urls import ROUTES as ANALYTICS_ROUTES
 from portal.health.api.urls import ROUTES as HEALTH_ROUTES
 from portal.inventory.api.urls import ROUTES as INVENTORY_ROUTES
 from portal.jobs.api.urls import ROUTES as JOB_ROUTES
 
 router = DefaultRouter()
 # (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
-for prefix, viewset, *basename in INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES + ALERT_ROUTES:
+for prefix, viewset, *basename in (
+    INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES + ALERT_ROUTES + ANALYTICS_ROUTES
+):
     router.register(prefix, viewset, *basename)
 
 urlpatterns = router.urls

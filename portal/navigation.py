@@ -7,13 +7,18 @@ from django.urls import reverse
 SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
+    ("Analytics", "analytics:index"),
     ("Alerts", "alerts:active"),
     ("Jobs", "jobs:job-list"),
     ("Settings", "health:thresholds"),
 )
 TOOLS = (("API", "api-docs"),)
 # The pages of the Settings section, as tabs on each of them.
-SETTINGS = (("Thresholds", "health:thresholds"), ("Mail", "alerts:mail"))
+SETTINGS = (
+    ("Thresholds", "health:thresholds"),
+    ("Mail", "alerts:mail"),
+    ("Analytics", "analytics:settings"),
+)
 
 
 def navigation(request) -> dict:

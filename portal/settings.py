@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "portal.accounts",
     "portal.alerts",
+    "portal.analytics",
     "portal.health",
     "portal.inventory",
     "portal.jobs",

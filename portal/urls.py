@@ -26,5 +26,6 @@ urlpatterns = [
     path("ssus/", include("portal.inventory.urls")),
     path("jobs/", include("portal.jobs.urls")),
     path("alerts/", include("portal.alerts.urls")),
+    path("analytics/", include("portal.analytics.urls")),
     path("", include("portal.health.urls")),
 ]

@@ -7,6 +7,9 @@
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
+    python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
+                                      [--points 30] | job [--stripe-count 1] [--size 2T]
+                                      [--rate 400M] [--io-size 1M] [--server H] [--fs NAME])
     python -m simulator tick    --rack DIR [--seconds 10]   advance the clock once, no loop
 
 DIR defaults to `$OSTARA_RUN_DIR/rack` (or `.run/rack`). `serve` keeps the servers' proc/,
@@ -30,7 +33,7 @@ import time
 from pathlib import Path
 
 from provisioning.planner import SpecError, make_plan
-from simulator import failures, provision
+from simulator import failures, provision, workload
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 from simulator.state import RackError, default_rack_dir
@@ -164,6 +167,47 @@ def cmd_scenario(args) -> int:
     return 0
 
 
+def _size(text: str) -> int:
+    """Bytes from 200G, 1T, 512M or a plain number."""
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(text[-1:].upper(), 1)
+    number = text[:-1] if scale != 1 else text
+    try:
+        value = float(number) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (512M, 200G, 2T)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a size must be positive")
+    return int(value)
+
+
+def cmd_workload(args) -> int:
+    """What the analytics must find, on demand: a scenario, one job, or a fill skew."""
+    with Rack.open(args.rack) as rack:
+        if args.what == "job":
+            job = workload.add_job(
+                rack.state,
+                stripe_count=args.stripe_count,
+                size=args.size,
+                rate=args.rate,
+                io_size=args.io_size,
+                read_fraction=args.read_fraction,
+                fsname=args.fs,
+                server=args.server,
+            )
+            started = rack.state["jobs"][job]
+            print(
+                f"job {job}: {args.size / 2**30:,.0f} GiB at {args.rate / 2**20:,.0f} MiB/s in "
+                f"{args.io_size // 1024} KiB I/Os, striped over {', '.join(started['osts'])}"
+            )
+        elif args.what == "fill-skew":
+            filled = workload.skew_fill(rack.state, args.count, args.points)
+            print(f"{args.points:g} points fuller: {', '.join(filled)}")
+        else:
+            rack.set_scenario(args.what, args.server)
+            print(f"scenario {args.what}")
+    return 0
+
+
 def cmd_status(args) -> int:
     with Rack.open(args.rack, save_counters=False) as rack:
         status = rack.status()
@@ -280,6 +324,23 @@ def build_parser() -> argparse.ArgumentParser:
     scenario.add_argument("name", choices=SCENARIOS)
     scenario.add_argument("--hot-server")
     scenario.set_defaults(func=cmd_scenario)
+
+    load = with_rack(
+        "workload",
+        help="make the workload show something: a scenario (hot-oss, bad-striping, ...), one "
+        "job (job --stripe-count 1 --size 2T), or a fill skew",
+    )
+    load.add_argument("what", choices=(*SCENARIOS, "job", "fill-skew"))
+    load.add_argument("--server", help="hot-oss: the hot OSS; job: only its OSTs (a pool)")
+    load.add_argument("--fs", help="job: the filesystem (default: the first)")
+    load.add_argument("--stripe-count", type=int, default=1, help="job: -1 for every OST")
+    load.add_argument("--size", type=_size, default=2 * 2**40, help="job: bytes to move (2T)")
+    load.add_argument("--rate", type=_size, default=400 * 2**20, help="job: bytes/s (400M)")
+    load.add_argument("--io-size", type=_size, default=2**20, help="job: I/O size (1M; 16K)")
+    load.add_argument("--read-fraction", type=float, default=0.1, help="job: share read")
+    load.add_argument("--count", type=int, default=4, help="fill-skew: OSTs to fill")
+    load.add_argument("--points", type=float, default=30.0, help="fill-skew: points fuller")
+    load.set_defaults(func=cmd_workload)
 
     status = with_rack("status", help="show servers, targets, arrays and failures")
     status.add_argument("--json", action="store_true")

@@ -11,7 +11,8 @@ slow.
 
 Named scenarios (DESIGN §9 signatures):
 - idle: no jobs, only background statfs/ping traffic.
-- balanced: wide-striped jobs spread evenly; files are deleted when a job ends.
+- balanced: jobs striped as the analytics advise (a stripe per 4 GiB moved, at most every OST),
+  spread evenly; files are deleted when a job ends.
 - hot-oss: an OST pool on one OSS takes most jobs, so that OSS carries far more than its share.
 - bad-striping: large files with stripe count 1: each job's bytes sit on one OST.
 - filling: jobs write and keep their files; capacity heads for 95 % and stays there.
@@ -43,6 +44,10 @@ FILL_LIMIT = 0.95
 # file over thousands of OSTs is neither usual nor useful.
 WIDE = -2
 PAGE = 4096
+# "Fitted" striping: a stripe per 4 GiB the job moves (the analytics' default advice), at most
+# every OST: what a site whose users follow the advice looks like.
+FITTED = -3
+BYTES_PER_STRIPE = 4 * GiB
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,7 +266,7 @@ def _job_template(
             "rate": rng.uniform(250, 350) * 1e6,
         }
     return {
-        "stripe_count": rng.choice((4, 4, 8, WIDE)),
+        "stripe_count": FITTED if scenario == "balanced" else rng.choice((4, 4, 8, WIDE)),
         "size": rng.randint(50, 500) * GiB,
         "files": rng.randint(10, 1000),
         "read_fraction": rng.choice((0.2, 0.3, 0.5)),
@@ -301,7 +306,6 @@ def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> Non
     for job in state["jobs"].values():
         kind = job.get("kind", "pool" if job.get("pool") else None)
         have[kind] = have.get(kind, 0) + 1
-    rr = state.setdefault("rr", {})
     for kind in slots:
         if have.get(kind, 0) > 0:
             have[kind] -= 1
@@ -311,37 +315,121 @@ def _spawn(state: dict, rng: random.Random, now: float, osts: list[dict]) -> Non
         use_pool = kind == "pool" and bool(pool)
         template = _job_template(state, rng, pool if use_pool else None, kind)
         candidates = pool if use_pool else labels
-        if template["stripe_count"] == WIDE:
-            template["stripe_count"] = -1 if len(candidates) <= 48 else 16
-        count = (
-            len(candidates)
-            if template["stripe_count"] == -1
-            else min(template["stripe_count"], len(candidates))
+        start_job(state, rng, now, fsname, template, candidates, kind, pooled=use_pool)
+
+
+def start_job(
+    state: dict,
+    rng: random.Random,
+    now: float,
+    fsname: str,
+    template: dict,
+    candidates: list[str],
+    kind: str | None,
+    pooled: bool = False,
+) -> str:
+    """Start a job striped over ``template["stripe_count"]`` of ``candidates`` (round robin
+    from where the filesystem's last file ended, as Lustre's allocator does)."""
+    if template["stripe_count"] == WIDE:
+        template["stripe_count"] = -1 if len(candidates) <= 48 else 16
+    elif template["stripe_count"] == FITTED:
+        template["stripe_count"] = min(
+            len(candidates), math.ceil(job_total_traffic(template) / BYTES_PER_STRIPE)
         )
-        start = rr.get(fsname, 0) % len(candidates)
-        rr[fsname] = start + count
-        chosen = [candidates[(start + i) % len(candidates)] for i in range(count)]
-        job_id = str(state["next_job"])
-        state["next_job"] += 1
-        mdt = _mdt_for(state, fsname)
-        state["jobs"][job_id] = {
-            **template,
-            "id": job_id,
-            "fs": fsname,
-            "client": state["clients"][rng.randrange(len(state["clients"]))]
-            if state["clients"]
-            else "0@lo",
-            "stripe_size": 1 * MiB,
-            "osts": chosen,
-            "mdt": mdt["label"] if mdt else None,
-            "pool": use_pool,
-            "kind": kind,
-            "start": now,
-            "moved": 0,
-            "written": 0,
-            "on_ost": {},
-            "opened": False,
-        }
+    count = (
+        len(candidates)
+        if template["stripe_count"] == -1
+        else min(template["stripe_count"], len(candidates))
+    )
+    rr = state.setdefault("rr", {})
+    start = rr.get(fsname, 0) % len(candidates)
+    rr[fsname] = start + count
+    chosen = [candidates[(start + i) % len(candidates)] for i in range(count)]
+    job_id = str(state["next_job"])
+    state["next_job"] += 1
+    mdt = _mdt_for(state, fsname)
+    state["jobs"][job_id] = {
+        **template,
+        "id": job_id,
+        "fs": fsname,
+        "client": state["clients"][rng.randrange(len(state["clients"]))]
+        if state["clients"]
+        else "0@lo",
+        "stripe_size": 1 * MiB,
+        "osts": chosen,
+        "mdt": mdt["label"] if mdt else None,
+        "pool": pooled,
+        "kind": kind,
+        "start": now,
+        "moved": 0,
+        "written": 0,
+        "on_ost": {},
+        "opened": False,
+    }
+    return job_id
+
+
+def add_job(
+    state: dict,
+    *,
+    stripe_count: int,
+    size: int,
+    rate: float,
+    io_size: int = MiB,
+    read_fraction: float = 0.1,
+    fsname: str | None = None,
+    server: str | None = None,
+) -> str:
+    """Start one job by hand (``python -m simulator workload job``): on the OSTs of ``fsname``
+    (the first filesystem), or only on those ``server`` serves (an OST pool on it). It runs
+    until it has moved its size, beside the scenario's own jobs."""
+    osts = _ost_targets(state)
+    names = sorted({t["fsname"] for t in osts})
+    if not names:
+        raise RackError("the rack has no OST to run a job on")
+    fsname = fsname or names[0]
+    if fsname not in names:
+        raise RackError(f"unknown filesystem {fsname!r}; the rack has {', '.join(names)}")
+    candidates = [t["label"] for t in osts if t["fsname"] == fsname]
+    if server is not None:
+        if server not in state["servers"]:
+            raise RackError(f"unknown server {server}")
+        candidates = [
+            t["label"] for t in osts if t["fsname"] == fsname and t.get("mounted_on") == server
+        ]
+        if not candidates:
+            raise RackError(f"{server} serves no OST of {fsname}")
+    if stripe_count < -1 or stripe_count == 0:
+        raise RackError("--stripe-count: give a count of 1 or more, or -1 for every OST")
+    if size <= 0 or rate <= 0 or io_size <= 0:
+        raise RackError("--size, --rate and --io-size must be positive")
+    template = {
+        "stripe_count": stripe_count,
+        "size": size,
+        "files": 1 if stripe_count == 1 else max(1, size // GiB),
+        "read_fraction": read_fraction,
+        "io_size": io_size,
+        "rate": rate,
+    }
+    rng = random.Random(state["next_job"])
+    return start_job(
+        state, rng, state["clock"], fsname, template, candidates, "manual", pooled=bool(server)
+    )
+
+
+def skew_fill(state: dict, count: int, points: float) -> list[str]:
+    """Make ``count`` OSTs (spread over the filesystem) ``points`` percentage points fuller
+    than they are: the fill skew big single-stripe files leave behind."""
+    osts = _ost_targets(state)
+    if not osts:
+        raise RackError("the rack has no OST to fill")
+    if not 0 < points <= 100 or count <= 0:
+        raise RackError("--count must be positive and --points between 0 and 100")
+    chosen = osts[:: max(1, len(osts) // count)][:count]
+    for target in chosen:
+        extra = int(target["total_kib"] * points / 100)
+        target["used_kib"] = min(int(target["total_kib"] * FILL_LIMIT), target["used_kib"] + extra)
+    return [t["label"] for t in chosen]
 
 
 def job_total_traffic(job: dict) -> float:

@@ -100,6 +100,20 @@ def server_bytes(points: Iterable[Point]) -> dict[str, float]:
     return dict(totals)
 
 
+def target_bytes(points: Iterable[Point], server: str | None = None) -> dict[str, float]:
+    """Bytes read and written through each OST (by label) over the window, on one server or
+    everywhere."""
+    totals: dict[str, float] = defaultdict(float)
+    for tags, members in by_series(points, "ost").items():
+        tag = dict(tags)
+        if server is None or tag.get("server") == server:
+            label = target_label(tag.get("fs", ""), tag.get("target", ""))
+            totals[label] += field_delta(members, "read_bytes") + field_delta(
+                members, "write_bytes"
+            )
+    return dict(totals)
+
+
 def imbalance(totals: dict[str, float], margin: float = DEFAULT_OVERLOAD_MARGIN) -> Imbalance:
     """Shares of the total, max/mean, the coefficient of variation (population standard
     deviation / mean), and the servers whose share exceeds the mean share by ``margin``."""
@@ -115,18 +129,138 @@ def imbalance(totals: dict[str, float], margin: float = DEFAULT_OVERLOAD_MARGIN)
     return Imbalance(shares, max(totals.values()) / mean, math.sqrt(variance) / mean, overloaded)
 
 
-def top_jobs(points: Iterable[Point], server: str | None = None, limit: int = 10) -> list[dict]:
-    """Jobs by bytes (and operations) over the window, on one server or everywhere."""
+def group_shares(totals: dict[str, float], group_of: dict[str, str]) -> dict[str, float | None]:
+    """Each server's share of its group's bytes (its SSU: the pair that shares its arrays)."""
+    groups: dict[str, float] = defaultdict(float)
+    for server, moved in totals.items():
+        groups[group_of.get(server, server)] += moved
+    return {
+        server: (moved / groups[group_of.get(server, server)])
+        if groups[group_of.get(server, server)] > 0
+        else None
+        for server, moved in totals.items()
+    }
+
+
+# --- over time: per-step increments, heat maps, since when ------------------------------------
+
+
+def increments(points: list[Point], names: tuple[str, ...]) -> list[tuple[float, float]]:
+    """(time, amount) of a counter series: what ``names`` together counted between each point
+    and the one before (a drop is a restart, counted from zero)."""
+    steps = []
+    for previous, current in zip(points, points[1:], strict=False):
+        amount = 0.0
+        for name in names:
+            before, after = previous.fields.get(name), current.fields.get(name)
+            if isinstance(before, int | float) and isinstance(after, int | float):
+                amount += after - before if after >= before else after
+        steps.append((current.time, amount))
+    return steps
+
+
+BYTES = ("read_bytes", "write_bytes")
+
+
+def _row_key(tag: dict, by: str) -> str:
+    if by == "server":
+        return tag.get("server", "")
+    return target_label(tag.get("fs", ""), tag.get("target", ""))
+
+
+def heatmap(points: Iterable[Point], by: str, since: float, until: float, step: float) -> dict:
+    """Bytes/s per ``by`` (``server`` or ``target``) and time step over [since, until]: rows
+    sorted by their total, hottest first; ``times`` are the steps' starts."""
+    columns = max(1, math.ceil((until - since) / step))
+    rows: dict[str, list[float]] = {}
+    for tags, members in by_series(points, "ost").items():
+        tag = dict(tags)
+        key = _row_key(tag, by)
+        row = rows.setdefault(key, [0.0] * columns)
+        for t, amount in increments(members, BYTES):
+            column = min(columns - 1, max(0, int((t - since - 1e-9) // step)))
+            row[column] += amount / step
+    ranked = sorted(rows.items(), key=lambda item: (-sum(item[1]), item[0]))
+    return {
+        "by": by,
+        "step": step,
+        "times": [since + i * step for i in range(columns)],
+        "rows": [{"name": name, "values": values} for name, values in ranked],
+        "max": max((max(values) for values in rows.values()), default=0.0),
+    }
+
+
+def cell_jobs(
+    points: Iterable[Point], by: str, name: str, start: float, end: float, limit: int = 10
+) -> list[dict]:
+    """The jobs that moved bytes through one heat-map cell: a server or a target, from ``start``
+    (excluded) to ``end`` (included)."""
+    jobs: dict[str, float] = defaultdict(float)
+    for tags, members in by_series(points, "ost_job").items():
+        tag = dict(tags)
+        key = _row_key(tag, by)
+        if key != name:
+            continue
+        for t, amount in increments(members, BYTES):
+            if start < t <= end:
+                jobs[tag.get("jobid", "")] += amount
+    ranked = sorted(((j, b) for j, b in jobs.items() if b > 0), key=lambda i: (-i[1], i[0]))
+    return [{"jobid": job, "bytes": moved} for job, moved in ranked[:limit]]
+
+
+def overloaded_since(
+    points: Iterable[Point],
+    servers: list[str],
+    since: float,
+    until: float,
+    step: float,
+    margin: float = DEFAULT_OVERLOAD_MARGIN,
+) -> dict[str, float | None]:
+    """For each of ``servers``: the start of the last unbroken run of steps, up to the end of
+    the window, in which its share was above the mean by ``margin`` (None: not over at the end
+    of the window)."""
+    grid = heatmap(points, "server", since, until, step)
+    values = {row["name"]: row["values"] for row in grid["rows"]}
+    everyone = list(values)
+    answer: dict[str, float | None] = {}
+    for server in servers:
+        start = None
+        for column in range(len(grid["times"]) - 1, -1, -1):
+            total = sum(values[s][column] for s in everyone)
+            if total <= 0:
+                if start is None:
+                    continue  # nothing moved at the end of the window: look further back
+                break
+            if values.get(server, [0.0] * (column + 1))[column] / total <= (1 + margin) / len(
+                everyone
+            ):
+                break
+            start = grid["times"][column]
+        answer[server] = start
+    return answer
+
+
+def top_jobs(
+    points: Iterable[Point],
+    server: str | None = None,
+    limit: int = 10,
+    target: str | None = None,
+    by: str = "bytes",
+) -> list[dict]:
+    """Jobs by bytes (or by operations: ``by="ops"``) over the window: on one server, one
+    target (its label), or everywhere."""
     jobs: dict[str, dict[str, float]] = defaultdict(lambda: {"bytes": 0.0, "ops": 0.0})
     for tags, members in by_series(points, "ost_job").items():
         tag = dict(tags)
         if server is not None and tag.get("server") != server:
             continue
+        if target is not None and target_label(tag.get("fs", ""), tag.get("target", "")) != target:
+            continue
         entry = jobs[tag.get("jobid", "")]
         entry["bytes"] += field_delta(members, "read_bytes") + field_delta(members, "write_bytes")
         entry["ops"] += field_delta(members, "read_calls") + field_delta(members, "write_calls")
-    ranked = sorted(jobs.items(), key=lambda item: (-item[1]["bytes"], item[0]))
-    return [{"jobid": job, **figures} for job, figures in ranked[:limit]]
+    ranked = sorted(jobs.items(), key=lambda item: (-item[1][by], item[0]))
+    return [{"jobid": job, **figures} for job, figures in ranked[:limit] if figures[by] > 0]
 
 
 # --- OST fill ---------------------------------------------------------------------------------

@@ -67,28 +67,75 @@ def build_report(
     capacity_warning: float = 80.0,
     capacity_critical: float = 95.0,
     filesystem_osts: int | None = None,
+    fill_threshold: float = maths.QOS_THRESHOLD_RR_POINTS,
+    striping_min_bytes: float = maths.STRIPING_MIN_BYTES,
+    bytes_per_stripe: float = maths.STRIPING_BYTES_PER_STRIPE,
+    group_of: dict[str, str] | None = None,
+    columns: int = 60,
+    heatmap_ost_rows: int = 48,
 ) -> dict:
-    """The whole report of a window's points (see the module docstring)."""
+    """The whole report of a window's points (see the module docstring). ``group_of`` maps a
+    server to its SSU, for each server's share of its SSU; ``columns`` cuts the window into
+    the heat maps' steps."""
     labels = {
         maths.target_label(p.tag("fs"), p.tag("target")) for p in points if p.measurement == "ost"
     }
-    balance = maths.imbalance(maths.server_bytes(points), margin)
+    totals = maths.server_bytes(points)
+    balance = maths.imbalance(totals, margin)
     times = [p.time for p in points]
+    since, until = (min(times), max(times)) if times else (0.0, 0.0)
+    step = max(1.0, (until - since) / columns) if times else 1.0
+    in_ssu = maths.group_shares(totals, group_of) if group_of else {}
+    since_when = maths.overloaded_since(points, balance.overloaded, since, until, step, margin)
+    osts = maths.heatmap(points, "target", since, until, step)
+    osts["rows"] = osts["rows"][:heatmap_ost_rows]
     return {
-        "window": {"since": min(times), "until": max(times)} if times else None,
-        "oss": [{"server": s.server, "bytes": s.bytes, "share": s.share} for s in balance.shares],
+        "window": {"since": since, "until": until} if times else None,
+        "oss": [
+            {
+                "server": s.server,
+                "bytes": s.bytes,
+                "share": s.share,
+                **(
+                    {"ssu": group_of.get(s.server), "ssu_share": in_ssu.get(s.server)}
+                    if group_of
+                    else {}
+                ),
+            }
+            for s in balance.shares
+        ],
         "imbalance": {"max_over_mean": balance.max_over_mean, "cov": balance.cov},
         "overloaded": balance.overloaded,
         "overload_margin": margin,
-        "top_jobs_on_overloaded": {
-            server: maths.top_jobs(points, server) for server in balance.overloaded
-        },
-        "ost_fill": maths.ost_fill(points),
-        "striping": maths.striping(points, filesystem_osts or len(labels)),
+        "overloaded_detail": [
+            {
+                "server": server,
+                "since": since_when.get(server),
+                "top_jobs": maths.top_jobs(points, server),
+                "osts": _busiest_osts(points, server),
+            }
+            for server in balance.overloaded
+        ],
+        "ost_fill": maths.ost_fill(points, fill_threshold),
+        "striping": maths.striping(
+            points, filesystem_osts or len(labels), striping_min_bytes, bytes_per_stripe
+        ),
         "io_size": maths.io_sizes(points, small_io),
         "top_jobs": maths.top_jobs(points),
+        "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
         "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),
+        "heatmap": {"oss": maths.heatmap(points, "server", since, until, step), "ost": osts},
     }
+
+
+def _busiest_osts(points: list[maths.Point], server: str, limit: int = 4) -> list[dict]:
+    """The OSTs of a server that moved the most, with the jobs on each."""
+    moved = maths.target_bytes(points, server)
+    busiest = sorted((m, label) for label, m in moved.items() if m > 0)[::-1][:limit]
+    return [
+        {"target": label, "bytes": m, "top_jobs": maths.top_jobs(points, target=label, limit=5)}
+        for m, label in busiest
+    ]
 
 
 def _fraction(text: str) -> float:

@@ -5,25 +5,23 @@ colours come from the cache the engine keeps (``services.evaluation``)."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.forms import modelform_factory
 from django.http import Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html_join
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from portal import influx
-from portal.accounts.choices import Role
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, StatusChange
 from portal.health.services import changes, charts, check_all
 from portal.health.services.evaluation import cached_trees, last_checked, object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
+from portal.settings_page import single_row_settings
 from sensors import schema
 
 RECENT_CHANGES = 15
@@ -256,34 +254,23 @@ def target_detail(request, label: str):
 # --- thresholds -------------------------------------------------------------------------------
 
 
-def _is_admin(user) -> bool:
-    return user.is_superuser or user.groups.filter(name=Role.ADMIN).exists()
-
-
 ThresholdForm = modelform_factory(HealthSettings, exclude=["updated"])
 
 
 def thresholds(request):
     """Every role sees the thresholds; administrators change them."""
-    row = HealthSettings.load()
-    can_change = _is_admin(request.user)
-    form = ThresholdForm(instance=row)
-    if request.method == "POST":
-        if not can_change:
-            raise PermissionDenied("only administrators change the thresholds")
-        form = ThresholdForm(request.POST, instance=row)
-        if form.is_valid():
-            form.save()
-            messages.success(request, "Thresholds saved; the next evaluation uses them.")
-            return redirect("health:thresholds")
-    if not can_change:
-        for field in form.fields.values():
-            field.disabled = True
-    groups = [(title, [form[name] for name in names]) for title, names in HealthSettings.GROUPS]
-    return render(
+    return single_row_settings(
         request,
-        "health/thresholds.html",
-        {"form": form, "groups": groups, "can_change": can_change},
+        ThresholdForm,
+        HealthSettings.load(),
+        template="health/thresholds.html",
+        saved="Thresholds saved; the next evaluation uses them.",
+        name="health:thresholds",
+        context=lambda form: {
+            "groups": [
+                (title, [form[name] for name in names]) for title, names in HealthSettings.GROUPS
+            ]
+        },
     )
 
 

@@ -137,3 +137,53 @@ def test_demo_mix_has_a_hot_oss_a_narrow_job_and_small_io(built_rack):
     narrow = [j for j, osts in osts_of_job.items() if len(osts) == 1 and bytes_of_job[j] > 1 << 30]
     assert narrow, "a large single-stripe job"
     assert small_io_share(built_rack) > 0.05
+
+
+def _workload(rack_dir, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "simulator", "workload", "--rack", str(rack_dir), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_workload_job_puts_one_large_file_on_one_ost(built_rack):
+    assert _workload(built_rack, "idle").returncode == 0
+    done = _workload(built_rack, "job", "--stripe-count", "1", "--size", "1T", "--rate", "300M")
+    assert done.returncode == 0, done.stderr
+    assert "1,024 GiB at 300 MiB/s" in done.stdout
+    with Rack.open(built_rack) as rack:
+        for _ in range(6):
+            rack.advance(by=10)
+        rack.render()
+    moved = {k: v for k, v in bytes_per_ost(built_rack).items() if v}
+    assert len(moved) == 1  # every byte on the one OST of its single stripe
+    (written,) = moved.values()
+    assert 0.9 * 60 * 300 * 2**20 < written <= 60 * 300 * 2**20 * 1.01
+
+
+def test_workload_job_on_one_server_and_a_fill_skew(built_rack):
+    assert _workload(built_rack, "idle").returncode == 0
+    done = _workload(built_rack, "job", "--stripe-count", "2", "--server", "oss01")
+    assert done.returncode == 0, done.stderr
+    with Rack.open(built_rack) as rack:
+        job = next(iter(rack.state["jobs"].values()))
+        assert all(rack.state["targets"][t]["mounted_on"] == "oss01" for t in job["osts"])
+        before = {t["label"]: t["used_kib"] for t in rack.state["targets"].values()}
+    skew = _workload(built_rack, "fill-skew", "--count", "2", "--points", "40")
+    assert skew.returncode == 0, skew.stderr
+    with Rack.open(built_rack) as rack:
+        fuller = [t for t in rack.state["targets"].values() if t["used_kib"] > before[t["label"]]]
+    assert len(fuller) == 2
+    assert all(t["used_kib"] - before[t["label"]] >= 0.39 * t["total_kib"] for t in fuller)
+
+
+def test_workload_refuses_what_it_cannot_do(built_rack):
+    bad = _workload(built_rack, "job", "--server", "nosuch")
+    assert bad.returncode != 0 and "unknown server nosuch" in bad.stderr
+    size = _workload(built_rack, "job", "--size", "lots")
+    assert size.returncode == 2 and "'lots' is not a size" in size.stderr

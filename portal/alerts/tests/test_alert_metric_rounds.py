@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -19,12 +18,8 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
 
 @pytest.fixture
-def metrics(services, settings):
-    settings.INFLUXDB_DATABASE = f"rounds_{uuid.uuid4().hex[:10]}"
-    influx.ensure_database()
+def metrics(metrics_db):
     Rule.objects.all().delete()  # only the rules of each test
-    yield
-    influx.client().drop_database(settings.INFLUXDB_DATABASE)
 
 
 def write_fill(now: int, avail_percent: dict[str, float]) -> None:

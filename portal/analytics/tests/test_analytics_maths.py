@@ -200,3 +200,90 @@ def test_a_shrinking_or_slow_fill_is_not_within_a_year():
     assert maths.reaches(slow, 80, now=100 * DAY) is None
     assert maths.reaches(flat, 40, now=DAY) == DAY  # already past it
     assert math.isclose(maths.linear_fit([(0, 1), (1, 3), (2, 5)])[0], 2.0)
+
+
+def test_heatmap_cells_are_bytes_per_second_of_each_step_hottest_row_first():
+    # oss01: 0 -> 600 -> 1800 bytes at t=0, 60, 120; oss02: 0 -> 60 -> 120.
+    points = [
+        ost("oss01", "OST0000", 0, write=0),
+        ost("oss01", "OST0000", 60, write=600),
+        ost("oss01", "OST0000", 120, write=1800),
+        ost("oss02", "OST0001", 0, write=0),
+        ost("oss02", "OST0001", 60, write=60),
+        ost("oss02", "OST0001", 120, write=120),
+    ]
+    grid = maths.heatmap(points, "server", 0, 120, 60)
+    assert grid["times"] == [0, 60]
+    # 600 bytes in the first minute = 10 B/s, 1200 in the second = 20 B/s; oss02 1 B/s each.
+    assert grid["rows"] == [
+        {"name": "oss01", "values": [10.0, 20.0]},
+        {"name": "oss02", "values": [1.0, 1.0]},
+    ]
+    assert grid["max"] == 20.0
+    by_target = maths.heatmap(points, "target", 0, 120, 60)
+    assert [row["name"] for row in by_target["rows"]] == ["scratch-OST0000", "scratch-OST0001"]
+
+
+def test_the_jobs_of_one_heatmap_cell():
+    points = [
+        job("a", "OST0000", 0, write=0),
+        job("a", "OST0000", 60, write=100),
+        job("a", "OST0000", 120, write=100),  # idle in the second minute
+        job("b", "OST0000", 0, write=0),
+        job("b", "OST0000", 60, write=50),
+        job("b", "OST0000", 120, write=550),
+        job("c", "OST0001", 0, write=0, server="oss02"),
+        job("c", "OST0001", 120, write=999, server="oss02"),
+    ]
+    assert maths.cell_jobs(points, "server", "oss01", 0, 60) == [
+        {"jobid": "a", "bytes": 100.0},
+        {"jobid": "b", "bytes": 50.0},
+    ]
+    assert maths.cell_jobs(points, "server", "oss01", 60, 120) == [{"jobid": "b", "bytes": 500.0}]
+    assert maths.cell_jobs(points, "target", "scratch-OST0001", 0, 120) == [
+        {"jobid": "c", "bytes": 999.0}
+    ]
+
+
+def test_overloaded_since_is_the_start_of_the_last_unbroken_run():
+    # Four minutes; oss01 and oss02 even in minute 1, then oss01 moves 3x oss02's bytes.
+    # Limit: (1 + 0.25) / 2 = 0.625 of each step; 3/4 = 0.75 is above it.
+    writes = {"oss01": [0, 100, 400, 700, 1000], "oss02": [0, 100, 200, 300, 400]}
+    points = [
+        ost(server, f"OST{i}", 60 * n, write=value)
+        for i, (server, values) in enumerate(writes.items())
+        for n, value in enumerate(values)
+    ]
+    since = maths.overloaded_since(points, ["oss01", "oss02"], 0, 240, 60)
+    assert since == {"oss01": 60, "oss02": None}
+
+
+def test_each_servers_share_of_its_ssu():
+    totals = {"oss01": 300.0, "oss02": 100.0, "oss03": 50.0, "oss04": 50.0}
+    group_of = {"oss01": "ssu01", "oss02": "ssu01", "oss03": "ssu02", "oss04": "ssu02"}
+    assert maths.group_shares(totals, group_of) == {
+        "oss01": 0.75,
+        "oss02": 0.25,
+        "oss03": 0.5,
+        "oss04": 0.5,
+    }
+
+
+def test_bytes_per_target_and_top_jobs_by_operations():
+    points = [
+        ost("oss01", "OST0000", 0, write=0),
+        ost("oss01", "OST0000", 60, write=10, read=5),
+        ost("oss02", "OST0001", 0, write=0),
+        ost("oss02", "OST0001", 60, write=7),
+        job("big", "OST0000", 0, write=0, calls=0),
+        job("big", "OST0000", 60, write=GIB, calls=10),
+        job("chatty", "OST0000", 0, write=0, calls=0),
+        job("chatty", "OST0000", 60, write=1000, calls=5000),
+    ]
+    assert maths.target_bytes(points) == {"scratch-OST0000": 15.0, "scratch-OST0001": 7.0}
+    assert maths.target_bytes(points, "oss02") == {"scratch-OST0001": 7.0}
+    assert [j["jobid"] for j in maths.top_jobs(points, by="ops")] == ["chatty", "big"]
+    assert [j["jobid"] for j in maths.top_jobs(points, target="scratch-OST0000")] == [
+        "big",
+        "chatty",
+    ]

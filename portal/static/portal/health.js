@@ -1,7 +1,9 @@
-/* Ostara health charts: uPlot (served from the npm package, no build step) reading the portal's
- * JSON chart endpoints. Every element with data-chart="timeseries|capacity|share|histogram" and
+/* Ostara charts: uPlot (served from the npm package, no build step) reading the portal's JSON
+ * chart endpoints. Every element with data-chart="timeseries|capacity|share|histogram" and
  * data-url is drawn, refreshed every data-refresh seconds (15 by default) while the page is
- * visible, and redrawn for the range chosen in a [data-range] select. */
+ * visible, and redrawn for the range chosen in a [data-range] select. An element with
+ * data-chart and data-data (the id of a json_script element) is drawn once from the page's own
+ * data: "bars" takes {labels, series: {name: values}, unit, max, note}. */
 (function () {
   "use strict";
 
@@ -79,13 +81,13 @@
       series: series,
       scales: {
         // The whole chosen range, ending now, however few points there are yet.
-        x: { time: true, range: () => { const end = Date.now() / 1000; return [end - (body.range || 3600), end]; } },
+        x: { time: true, range: () => { const end = body.end || Date.now() / 1000; return [end - (body.range || 3600), end]; } },
         y: { range: (u, min, max) => [Math.min(0, min), Math.max(max * 1.1, unit === "%" ? 10 : 1)] },
       },
       axes: [{}, { label: unit, size: 56 }],
       legend: { live: true },
     }, [body.time].concat(names.map((name) => body.series[name])));
-    note(element, `${body.policy === "raw" ? "raw points" : body.policy + " means"}, ${body.step} s steps`);
+    note(element, body.note || `${body.policy === "raw" ? "raw points" : body.policy + " means"}, ${body.step} s steps`);
   }
 
   function bars(element, labels, named, unit, kind, yMax) {
@@ -148,7 +150,12 @@
     note(element, body.period === "range" ? "I/Os in the range" : "I/Os since the target was mounted (none in the range)");
   }
 
-  const RENDERERS = { timeseries, capacity, share, histogram };
+  function barChart(element, body) {
+    bars(element, body.labels || [], body.series || {}, body.unit || "", "bars", body.max);
+    if (body.note) note(element, body.note);
+  }
+
+  const RENDERERS = { timeseries, capacity, share, histogram, bars: barChart };
 
   async function load(element) {
     const separator = element.dataset.url.includes("?") ? "&" : "?";
@@ -168,6 +175,12 @@
   }
 
   function start() {
+    const inline = Array.from(document.querySelectorAll("[data-chart][data-data]"));
+    inline.forEach((element) => {
+      const body = JSON.parse(document.getElementById(element.dataset.data).textContent);
+      RENDERERS[element.dataset.chart](element, body);
+      element.dataset.loaded = "true";
+    });
     const charts = Array.from(document.querySelectorAll("[data-chart][data-url]"));
     charts.forEach((element) => {
       load(element);
@@ -184,7 +197,7 @@
           if (plot) plot.setSize({ width: width(entry.target), height: HEIGHT });
         });
       });
-      charts.forEach((element) => observer.observe(element));
+      charts.concat(inline).forEach((element) => observer.observe(element));
     }
   }
 

@@ -1,0 +1,32 @@
+"""The analytics API: the whole report of a window as JSON."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from portal import influx
+from portal.analytics import services
+from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerializer
+
+
+class AnalyticsViewSet(viewsets.ViewSet):
+    """GET /api/v1/analytics/report/?window=1h|24h|7d or ?since=...&until=..., and ?fs=..."""
+
+    @extend_schema(parameters=[ReportQuerySerializer], responses=ReportSerializer)
+    @action(detail=False, methods=["get"])
+    def report(self, request):
+        try:
+            window = services.parse_window(request.query_params)
+            filesystem = services.filesystem_of(request.query_params)
+        except services.WindowError as error:
+            return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            return Response(services.report(window, filesystem))
+        except influx.InfluxError as error:
+            return Response(
+                {"detail": f"the metrics could not be read: {error}"},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            )

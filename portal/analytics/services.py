@@ -1,0 +1,234 @@
+"""The analytics report of a window, read from InfluxDB: the pages and the API call
+``report``. The maths is ``portal.analytics.maths`` and ``report.build_report``, the same that
+``python -m portal.analytics.report`` runs on a file.
+
+The points read are what the maths needs and no more: for each OST and each job on it, the
+first value of the window and the last of each step (counters telescope, so the window's bytes
+are exact and each step's increment is there for the heat maps); for the brw histograms, the
+first and the last value of the window. The step cuts the window in about
+``choices.HEATMAP_COLUMNS``; long windows read the 1-minute or 1-hour means.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from portal import influx
+from portal import metric_queries as queries
+from portal.analytics import choices, maths
+from portal.analytics.models import AnalyticsSettings
+from portal.analytics.report import build_report
+from portal.health.models import HealthSettings
+from portal.health.services.charts import sources_for
+from portal.inventory.choices import TargetKind
+from portal.inventory.models import Filesystem, Server, Target
+from sensors import schema
+
+MAX_WINDOW_SECONDS = 366 * 86400
+
+
+class WindowError(ValueError):
+    """A window that cannot be read; ``field`` names the parameter at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Window:
+    since: float
+    until: float
+    label: str  # "1h", "24h", "7d", or "" for a range given as since/until
+
+    @property
+    def seconds(self) -> float:
+        return self.until - self.since
+
+    def query(self) -> dict[str, str]:
+        """The URL parameters that give this window again (kept in links, so a view is shared
+        as it is)."""
+        if self.label:
+            return {"window": self.label}
+        return {"since": _iso(self.since), "until": _iso(self.until)}
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(field: str, text: str) -> float:
+    """Epoch seconds or an ISO 8601 time (UTC when it names no zone)."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise WindowError(
+            field, f"{text!r} is not a time (2026-11-23T08:00:00Z or epoch seconds)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def parse_window(params, now: float | None = None) -> Window:
+    """``window=1h|24h|7d``, or ``since`` (and ``until``, default now) as a range."""
+    now = time.time() if now is None else now
+    since_text, until_text = params.get("since", ""), params.get("until", "")
+    if since_text or until_text:
+        if not since_text:
+            raise WindowError("since", "give the start of the range as well as its end")
+        since = parse_time("since", since_text)
+        until = parse_time("until", until_text) if until_text else now
+        if until <= since:
+            raise WindowError("until", "the end of the range must be after its start")
+        if until - since > MAX_WINDOW_SECONDS:
+            raise WindowError("since", "a range of at most a year can be analysed")
+        return Window(since, min(until, now), "")
+    label = params.get("window") or choices.DEFAULT_WINDOW
+    if label not in choices.WINDOWS:
+        raise WindowError("window", f"{label!r} is not one of {', '.join(choices.WINDOWS)}")
+    return Window(now - choices.WINDOWS[label], now, label)
+
+
+def filesystem_of(params) -> Filesystem | None:
+    """The filesystem asked for (``fs``), else the only or the first one."""
+    name = params.get("fs", "")
+    if name:
+        found = Filesystem.objects.filter(name=name).first()
+        if found is None:
+            raise WindowError("fs", f"there is no filesystem {name!r}")
+        return found
+    return Filesystem.objects.order_by("name").first()
+
+
+# --- reading the points -----------------------------------------------------------------------
+
+
+def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], queries.Source | None]:
+    """The window's points of ``fs`` (all filesystems: None), from the first source that holds
+    any, with the step that cuts the data's real span in about HEATMAP_COLUMNS."""
+    where = queries.filesystem_condition(fs) if fs else ""
+    for source in sources_for(int(window.seconds)):
+        span = _span(source, window)
+        if span is None:
+            continue
+        first, last = span
+        since = max(window.since, first)
+        step = max(source.step, int((window.until - since) / choices.HEATMAP_COLUMNS) or 1)
+        fitted = queries.Source(source.policy, -(-step // source.step) * source.step)
+        statements = queries.analytics_statements(fitted, where, window.since, window.until)
+        answers = influx.query_tagged(statements, epoch="s")
+        points = []
+        # (measurement, where each point's time is): first of the window, last of each step,
+        # for ost and ost_job; first and last of the window for brw. Several selectors in one
+        # statement come back with the time of the range or of the step's start.
+        for (measurement, at), rows in zip(_READ_AS, answers, strict=True):
+            for row in rows:
+                moment = {
+                    "since": window.since,
+                    "until": window.until,
+                    "step": min(row["time"] + fitted.step, window.until),
+                }[at]
+                points += _points(measurement, [row], moment)
+        if points:
+            return points, fitted
+    return [], None
+
+
+_READ_AS = (
+    (schema.OST, "since"),
+    (schema.OST, "step"),
+    (schema.OST_JOB, "since"),
+    (schema.OST_JOB, "step"),
+    (schema.BRW, "since"),
+    (schema.BRW, "until"),
+)
+
+
+def _span(source: queries.Source, window: Window) -> tuple[float, float] | None:
+    first, last = influx.query_tagged(
+        queries.analytics_span_statements(source, window.since, window.until), epoch="s"
+    )
+    if not first or not last:
+        return None
+    return first[0]["time"], last[0]["time"]
+
+
+def _points(measurement: schema.Measurement, rows: list[dict], moment: float) -> list[maths.Point]:
+    fields = queries.ANALYTICS_FIELDS[measurement.name]
+    points = []
+    for row in rows:
+        values = {f: row[f] for f in fields if row.get(f) is not None}
+        if values:
+            tags = {tag: row.get(tag) or "" for tag in measurement.tags}
+            points.append(maths.make_point(measurement.name, tags, values, moment))
+    return points
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def report(window: Window, filesystem: Filesystem | None) -> dict:
+    """The whole analytics report of the window, as the API returns it."""
+    limits = AnalyticsSettings.load()
+    health = HealthSettings.load()
+    fs = filesystem.name if filesystem else None
+    started = time.perf_counter()
+    points, source = read_points(window, fs)
+    read_seconds = time.perf_counter() - started
+    osts = Target.objects.filter(kind=TargetKind.OST)
+    if filesystem:
+        osts = osts.filter(filesystem=filesystem)
+    body = build_report(
+        points,
+        margin=limits.margin,
+        small_io=limits.small_io_bytes,
+        capacity_warning=health.capacity_warning_percent,
+        capacity_critical=health.capacity_critical_percent,
+        filesystem_osts=osts.count() or None,
+        fill_threshold=limits.fill_spread_points,
+        striping_min_bytes=limits.striping_min_gib * 2**30,
+        bytes_per_stripe=limits.striping_gib_per_stripe * 2**30,
+        group_of=ssu_of_servers(),
+        columns=choices.HEATMAP_COLUMNS,
+        heatmap_ost_rows=choices.HEATMAP_OST_ROWS,
+    )
+    body["request"] = {
+        "since": window.since,
+        "until": window.until,
+        "window": window.label or None,
+        "fs": fs,
+        "policy": (source.policy or queries.RAW_POLICY) if source else None,
+        "step": source.step if source else None,
+        "points": len(points),
+        "read_seconds": round(read_seconds, 3),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return body
+
+
+def ssu_of_servers() -> dict[str, str]:
+    """Each OSS's SSU: the unit whose arrays its pair serves."""
+    return {
+        hostname: ssu
+        for hostname, ssu in Server.objects.filter(pair__ssu__isnull=False).values_list(
+            "hostname", "pair__ssu__name"
+        )
+    }
+
+
+def cell_jobs(
+    filesystem: Filesystem | None, by: str, name: str, start: float, end: float
+) -> list[dict]:
+    """The jobs that moved bytes through a server or an OST from ``start`` to ``end``: one
+    cell of a heat map."""
+    window = Window(start, end, "")
+    points, _ = read_points(window, filesystem.name if filesystem else None)
+    return maths.cell_jobs(points, by, name, start - 1, end)
