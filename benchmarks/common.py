@@ -4,6 +4,7 @@ directory, and stopped after)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -68,3 +69,26 @@ class BenchInfluxDB:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def django_world(work: Path, influxdb_url: str) -> None:
+    """Django on an SQLite database in ``work`` and the benchmark's InfluxDB, migrated."""
+    os.environ.update(
+        OSTARA_RUN_DIR=str(work / "run"),
+        DATABASE_URL=f"sqlite:///{work / 'run' / 'bench.sqlite3'}",
+        INFLUXDB_URL=influxdb_url,
+        INFLUXDB_DATABASE="ostara",
+        INFLUXDB_TIMEOUT_SECONDS="300",
+    )
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    os.environ.setdefault("OSTARA_LOG_LEVEL", "WARNING")
+    (work / "run" / "static").mkdir(parents=True, exist_ok=True)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from portal import influx
+
+    call_command("migrate", verbosity=0)
+    influx.ensure_database()

@@ -20,7 +20,6 @@ removes both afterwards. It measures; it never fails on a number.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -30,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.alerts import bench_alerts
-from benchmarks.common import BenchInfluxDB, say
+from benchmarks.common import BenchInfluxDB, django_world, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
 from portal import metric_queries
@@ -203,25 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     influxdb = BenchInfluxDB(work).__enter__()
     influxdb_url = influxdb.url
     try:
-        os.environ.update(
-            OSTARA_RUN_DIR=str(work / "run"),
-            DATABASE_URL=f"sqlite:///{work / 'run' / 'bench.sqlite3'}",
-            INFLUXDB_URL=influxdb_url,
-            INFLUXDB_DATABASE="ostara",
-            INFLUXDB_TIMEOUT_SECONDS="120",
-        )
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-        os.environ.setdefault("OSTARA_LOG_LEVEL", "WARNING")
-        (work / "run" / "static").mkdir(parents=True, exist_ok=True)
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
+        django_world(work, influxdb_url)
         from portal import influx
 
-        call_command("migrate", verbosity=0)
-        influx.ensure_database()
         say(
             f"Health benchmark: {args.ssus} SSUs ({2 * args.ssus + 2} servers, "
             f"{24 * args.ssus:,} OSTs), InfluxDB {influx.ping()} at {influxdb_url}"

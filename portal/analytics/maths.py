@@ -55,6 +55,17 @@ def by_series(points: Iterable[Point], measurement: str) -> dict[tuple, list[Poi
     return series
 
 
+def sampling_step(points: Iterable[Point], measurement: str = "ost") -> float:
+    """The usual time between two points of a series (the median gap): a sensor's round."""
+    gaps = sorted(
+        b.time - a.time
+        for members in by_series(points, measurement).values()
+        for a, b in zip(members, members[1:], strict=False)
+        if b.time > a.time
+    )
+    return gaps[len(gaps) // 2] if gaps else 1.0
+
+
 def counter_delta(values: list[float]) -> float:
     """What a cumulative counter counted over its values, in time order; a drop is a restart."""
     total = 0.0

@@ -73,10 +73,12 @@ def build_report(
     group_of: dict[str, str] | None = None,
     columns: int = 60,
     heatmap_ost_rows: int = 48,
+    min_step: float = 1.0,
 ) -> dict:
     """The whole report of a window's points (see the module docstring). ``group_of`` maps a
     server to its SSU, for each server's share of its SSU; ``columns`` cuts the window into
-    the heat maps' steps."""
+    the heat maps' steps, none shorter than ``min_step`` (the points' own step: a cell between
+    two points would be empty)."""
     labels = {
         maths.target_label(p.tag("fs"), p.tag("target")) for p in points if p.measurement == "ost"
     }
@@ -84,7 +86,7 @@ def build_report(
     balance = maths.imbalance(totals, margin)
     times = [p.time for p in points]
     since, until = (min(times), max(times)) if times else (0.0, 0.0)
-    step = max(1.0, (until - since) / columns) if times else 1.0
+    step = max(min_step, (until - since) / columns) if times else min_step
     in_ssu = maths.group_shares(totals, group_of) if group_of else {}
     since_when = maths.overloaded_since(points, balance.overloaded, since, until, step, margin)
     osts = maths.heatmap(points, "target", since, until, step)
@@ -198,7 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     except ReportInputError as error:
         print(f"report: {args.file}: {error}", file=sys.stderr)
         return 2
-    report = build_report(points, margin=args.margin, small_io=args.small_io)
+    report = build_report(
+        points,
+        margin=args.margin,
+        small_io=args.small_io,
+        min_step=maths.sampling_step(points),
+    )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -199,6 +199,7 @@ def report(window: Window, filesystem: Filesystem | None) -> dict:
         group_of=ssu_of_servers(),
         columns=choices.HEATMAP_COLUMNS,
         heatmap_ost_rows=choices.HEATMAP_OST_ROWS,
+        min_step=source.step if source else 1.0,
     )
     body["request"] = {
         "since": window.since,

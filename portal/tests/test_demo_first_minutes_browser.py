@@ -80,15 +80,15 @@ def test_first_minutes_of_a_fresh_demo(fresh_demo, page, screenshot_dir):
     page.screenshot(path=str(screenshot_dir / "demo-2-build-job.png"), full_page=True)
 
     deadline = time.monotonic() + BUILD_SECONDS
-    state = None
+    job = {}
     while time.monotonic() < deadline:
-        state = requests.get(
+        job = requests.get(
             f"{url}/api/v1/jobs/{job_id}/", auth=("admin", password), timeout=10
-        ).json()["state"]
-        if state not in ("pending", "running"):
+        ).json()
+        if job["state"] not in ("pending", "running"):
             break
         time.sleep(5)
-    assert state == "succeeded"
+    assert job["state"] == "succeeded", job
     built = time.monotonic()
 
     page.goto(f"{url}/")

@@ -287,3 +287,10 @@ def test_bytes_per_target_and_top_jobs_by_operations():
         "big",
         "chatty",
     ]
+
+
+def test_the_sampling_step_is_the_usual_gap_between_points():
+    points = [ost("oss01", "OST0000", t) for t in (0, 10, 20, 30, 55)]
+    points += [ost("oss02", "OST0001", t) for t in (0, 10)]
+    assert maths.sampling_step(points) == 10
+    assert maths.sampling_step([]) == 1.0
