@@ -384,11 +384,9 @@ def bucket_bytes(section: str, bucket: str) -> float | None:
     return value * PAGE_BYTES if section == "pages_per_bulk_rw" else float(value)
 
 
-def io_sizes(points: Iterable[Point], small_io: float = DEFAULT_SMALL_IO_BYTES) -> dict:
-    """I/O size histogram over the window (disk_io_size, else pages_per_bulk_rw), the share of
-    I/Os below ``small_io``, and the read/write mix by bytes."""
-    points = list(points)
-    histograms: dict[str, dict[float, list[float]]] = {}
+def _histograms(points: Iterable[Point], key) -> dict[str, dict[str, dict[float, list[float]]]]:
+    """brw I/O counts over the window: name (``key(tags)``) -> section -> size -> [read, write]."""
+    grouped: dict[str, dict[str, dict[float, list[float]]]] = {}
     for tags, members in by_series(points, "brw").items():
         tag = dict(tags)
         section = tag.get("section", "")
@@ -397,27 +395,59 @@ def io_sizes(points: Iterable[Point], small_io: float = DEFAULT_SMALL_IO_BYTES) 
         size = bucket_bytes(section, tag.get("bucket", ""))
         if size is None:
             continue
+        histograms = grouped.setdefault(key(tag), {})
         counts = histograms.setdefault(section, {}).setdefault(size, [0.0, 0.0])
         counts[0] += field_delta(members, "read_ios")
         counts[1] += field_delta(members, "write_ios")
+    return grouped
+
+
+def _sized(histograms: dict[str, dict[float, list[float]]], small_io: float) -> dict:
+    """One histogram (disk_io_size, else pages_per_bulk_rw) and its share of small I/Os."""
     section = "disk_io_size" if histograms.get("disk_io_size") else "pages_per_bulk_rw"
     histogram = histograms.get(section, {})
     total = sum(r + w for r, w in histogram.values())
     small = sum(r + w for size, (r, w) in histogram.items() if size < small_io)
-    read = write = 0.0
-    for members in by_series(points, "ost").values():
-        read += field_delta(members, "read_bytes")
-        write += field_delta(members, "write_bytes")
     return {
         "section": section if histogram else None,
         "histogram": [
             {"bytes": int(size), "read_ios": r, "write_ios": w}
             for size, (r, w) in sorted(histogram.items())
         ],
-        "small_io_bytes": small_io,
+        "ios": total,
         "small_share": small / total if total else None,
-        "read_share": read / (read + write) if read + write else None,
     }
+
+
+def io_sizes(
+    points: Iterable[Point],
+    small_io: float = DEFAULT_SMALL_IO_BYTES,
+    group_of: dict[str, str] | None = None,
+) -> dict:
+    """I/O size histogram over the window (disk_io_size, else pages_per_bulk_rw), the share of
+    I/Os below ``small_io``, and the read/write mix by bytes; the same per OST and, with
+    ``group_of`` (server -> SSU), per SSU."""
+    points = list(points)
+    whole = _histograms(points, lambda tag: "").get("", {})
+    read = write = 0.0
+    for members in by_series(points, "ost").values():
+        read += field_delta(members, "read_bytes")
+        write += field_delta(members, "write_bytes")
+    per_ost = _histograms(
+        points, lambda tag: target_label(tag.get("fs", ""), tag.get("target", ""))
+    )
+    result = {
+        **_sized(whole, small_io),
+        "small_io_bytes": small_io,
+        "read_share": read / (read + write) if read + write else None,
+        "per_ost": {name: _sized(h, small_io) for name, h in sorted(per_ost.items())},
+    }
+    if group_of:
+        per_ssu = _histograms(
+            points, lambda tag: group_of.get(tag.get("server", ""), tag.get("server", ""))
+        )
+        result["per_ssu"] = {name: _sized(h, small_io) for name, h in sorted(per_ssu.items())}
+    return result
 
 
 # --- capacity forecast ------------------------------------------------------------------------

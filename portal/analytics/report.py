@@ -122,7 +122,7 @@ def build_report(
         "striping": maths.striping(
             points, filesystem_osts or len(labels), striping_min_bytes, bytes_per_stripe
         ),
-        "io_size": maths.io_sizes(points, small_io),
+        "io_size": maths.io_sizes(points, small_io, group_of),
         "top_jobs": maths.top_jobs(points),
         "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
         "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),

@@ -164,6 +164,17 @@ def _access(report: dict) -> dict:
     histogram = sizes["histogram"]
     return {
         "sizes": sizes,
+        "per_ssu": sorted(
+            ({"name": name, **row} for name, row in sizes.get("per_ssu", {}).items()),
+            key=lambda row: -(row["small_share"] or 0),
+        ),
+        "per_ost": sorted(
+            (
+                {"name": name, "url": target_url(name), **row}
+                for name, row in sizes["per_ost"].items()
+            ),
+            key=lambda row: -(row["small_share"] or 0),
+        ),
         "top_jobs": report["top_jobs"],
         "top_jobs_by_ops": report["top_jobs_by_ops"],
         "size_chart": {

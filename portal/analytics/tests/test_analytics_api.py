@@ -152,6 +152,7 @@ def test_the_pages_show_the_findings_and_keep_the_window_in_their_links(
     assert 'data-finding="fill"' in client.get("/analytics/fill/?window=1h").content.decode()
     access = client.get("/analytics/access/?window=1h").content.decode()
     assert "25 %" in access
+    assert "scratch-OST0003" in access  # the per-OST table
     capacity = client.get("/analytics/capacity/?window=1h").content.decode()
     assert "scratch-OST0003" in capacity
     # A viewer reads the settings; only an administrator changes them.

@@ -294,3 +294,26 @@ def test_the_sampling_step_is_the_usual_gap_between_points():
     points += [ost("oss02", "OST0001", t) for t in (0, 10)]
     assert maths.sampling_step(points) == 10
     assert maths.sampling_step([]) == 1.0
+
+
+def test_small_io_per_ost_and_per_ssu():
+    def brw(server, target, bucket, t, writes):
+        tags = {"fs": "scratch", "target": target, "server": server}
+        tags.update(section="disk_io_size", bucket=bucket)
+        return make_point("brw", tags, {"read_ios": 0, "write_ios": writes}, t)
+
+    points = [
+        brw("oss01", "OST0000", "4K", 0, 0),
+        brw("oss01", "OST0000", "4K", 60, 30),
+        brw("oss01", "OST0000", "1M", 0, 0),
+        brw("oss01", "OST0000", "1M", 60, 10),  # OST0000: 30 of 40 small
+        brw("oss03", "OST0001", "1M", 0, 0),
+        brw("oss03", "OST0001", "1M", 60, 60),  # OST0001: none small
+    ]
+    sizes = maths.io_sizes(points, group_of={"oss01": "ssu01", "oss03": "ssu02"})
+    assert sizes["small_share"] == pytest.approx(30 / 100)
+    assert sizes["per_ost"]["scratch-OST0000"]["small_share"] == pytest.approx(0.75)
+    assert sizes["per_ost"]["scratch-OST0001"]["small_share"] == 0
+    assert sizes["per_ssu"]["ssu01"]["ios"] == 40
+    assert sizes["per_ssu"]["ssu02"]["small_share"] == 0
+    assert "per_ssu" not in maths.io_sizes(points)

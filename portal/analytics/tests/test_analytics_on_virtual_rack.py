@@ -146,7 +146,8 @@ def test_analytics_on_a_virtual_rack(
     )
     local = json.loads(offline.stdout)
     for key in ("imbalance", "overloaded", "striping", "io_size"):
-        assert rounded(local[key]) == rounded(hot[key]), key
+        # A file does not say which SSU a server is in.
+        assert rounded(local[key]) == rounded(hot[key], leave_out=("per_ssu",)), key
     assert rounded(local["oss"]) == rounded(
         [{k: row[k] for k in ("server", "bytes", "share")} for row in hot["oss"]]
     )
