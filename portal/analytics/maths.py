@@ -512,7 +512,7 @@ def capacity_forecast(
         fit = linear_fit(samples)
         return {
             "fill_percent": round(samples[-1][1], 2) if samples else None,
-            "points_per_day": round(fit[0] * SECONDS_PER_DAY, 3) if fit else None,
+            "points_per_day": (round(fit[0] * SECONDS_PER_DAY, 3) or 0.0) if fit else None,
             "warning_at": reaches(samples, warning, now),
             "critical_at": reaches(samples, critical, now),
         }
