@@ -71,14 +71,14 @@ class BenchInfluxDB:
                 self.process.wait()
 
 
-def django_world(work: Path, influxdb_url: str) -> None:
+def django_world(work: Path, influxdb_url: str, timeout: int = 300) -> None:
     """Django on an SQLite database in ``work`` and the benchmark's InfluxDB, migrated."""
     os.environ.update(
         OSTARA_RUN_DIR=str(work / "run"),
         DATABASE_URL=f"sqlite:///{work / 'run' / 'bench.sqlite3'}",
         INFLUXDB_URL=influxdb_url,
         INFLUXDB_DATABASE="ostara",
-        INFLUXDB_TIMEOUT_SECONDS="300",
+        INFLUXDB_TIMEOUT_SECONDS=str(timeout),
     )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     os.environ.setdefault("OSTARA_LOG_LEVEL", "WARNING")
