@@ -227,9 +227,10 @@ def ssu_of_servers() -> dict[str, str]:
 
 def cell_jobs(
     filesystem: Filesystem | None, by: str, name: str, start: float, end: float
-) -> list[dict]:
-    """The jobs that moved bytes through a server or an OST from ``start`` to ``end``: one
-    cell of a heat map."""
-    window = Window(start, end, "")
-    points, _ = read_points(window, filesystem.name if filesystem else None)
-    return maths.cell_jobs(points, by, name, start - 1, end)
+) -> tuple[float, list[dict]]:
+    """The jobs that moved bytes through a server or an OST around one cell of a heat map,
+    and where that reading starts: the cell and the step before it, because a cell can hold
+    a single sample of a series and an increment needs the one before."""
+    since = start - (end - start)
+    points, _ = read_points(Window(since, end, ""), filesystem.name if filesystem else None)
+    return since, maths.cell_jobs(points, by, name, since - 1, end)

@@ -246,18 +246,21 @@ def cell(request):
         raise Http404("a cell is named by its start and end") from None
     if by not in ("server", "target") or not name or end <= start:
         raise Http404("a cell is a server or a target and a time range")
-    filesystem = services.filesystem_of(request.GET)
-    jobs = services.cell_jobs(filesystem, by, name, start, end)
+    try:
+        filesystem = services.filesystem_of(request.GET)
+    except services.WindowError as error:
+        raise Http404(str(error)) from None
+    since, jobs = services.cell_jobs(filesystem, by, name, start, end)
     return render(
         request,
         "analytics/_cell.html",
         {
             "by": by,
             "name": name,
-            "start": _time(start),
+            "start": _time(since),
             "end": _time(end),
             "jobs": jobs,
-            "seconds": end - start,
+            "seconds": end - since,
         },
     )
 
