@@ -613,12 +613,10 @@ def _selected(
     )
 
 
-def analytics_span_statements(source: Source, since: float, until: float) -> list[str]:
-    """The oldest and the newest OST statistics point in the window: where the data really
-    starts and ends (a young rack's is shorter than the window asked for). Two statements:
-    two selectors in one would come back with no time."""
-    return [
-        f"SELECT {selector}({source.field('write_bytes')}) "
+def analytics_oldest_statement(source: Source, since: float, until: float) -> str:
+    """The oldest OST statistics point in the window: where the data really starts (a young
+    rack's is shorter than the window asked for)."""
+    return (
+        f"SELECT first({source.field('write_bytes')}) "
         f"FROM {source.measurement(schema.OST.name)} WHERE {between(since, until)}"
-        for selector in ("first", "last")
-    ]
+    )

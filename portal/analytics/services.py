@@ -116,10 +116,9 @@ def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], quer
     any, with the step that cuts the data's real span in about HEATMAP_COLUMNS."""
     where = queries.filesystem_condition(fs) if fs else ""
     for source in sources_for(int(window.seconds)):
-        span = _span(source, window)
-        if span is None:
+        first = _oldest(source, window)
+        if first is None:
             continue
-        first, last = span
         since = max(window.since, first)
         step = max(source.step, int((window.until - since) / choices.HEATMAP_COLUMNS) or 1)
         fitted = queries.Source(source.policy, -(-step // source.step) * source.step)
@@ -136,7 +135,9 @@ def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], quer
                     "until": window.until,
                     "step": min(row["time"] + fitted.step, window.until),
                 }[at]
-                points += _points(measurement, [row], moment)
+                point = _point(measurement, row, moment)
+                if point is not None:
+                    points.append(point)
         if points:
             return points, fitted
     return [], None
@@ -152,24 +153,21 @@ _READ_AS = (
 )
 
 
-def _span(source: queries.Source, window: Window) -> tuple[float, float] | None:
-    first, last = influx.query_tagged(
-        queries.analytics_span_statements(source, window.since, window.until), epoch="s"
+def _oldest(source: queries.Source, window: Window) -> float | None:
+    """When the window's OST statistics start in this source (None: it holds none)."""
+    (rows,) = influx.query_tagged(
+        [queries.analytics_oldest_statement(source, window.since, window.until)], epoch="s"
     )
-    if not first or not last:
-        return None
-    return first[0]["time"], last[0]["time"]
+    return rows[0]["time"] if rows else None
 
 
-def _points(measurement: schema.Measurement, rows: list[dict], moment: float) -> list[maths.Point]:
+def _point(measurement: schema.Measurement, row: dict, moment: float) -> maths.Point | None:
     fields = queries.ANALYTICS_FIELDS[measurement.name]
-    points = []
-    for row in rows:
-        values = {f: row[f] for f in fields if row.get(f) is not None}
-        if values:
-            tags = {tag: row.get(tag) or "" for tag in measurement.tags}
-            points.append(maths.make_point(measurement.name, tags, values, moment))
-    return points
+    values = {f: row[f] for f in fields if row.get(f) is not None}
+    if not values:
+        return None
+    tags = {tag: row.get(tag) or "" for tag in measurement.tags}
+    return maths.make_point(measurement.name, tags, values, moment)
 
 
 # --- the report -----------------------------------------------------------------------------

@@ -50,9 +50,9 @@ def workload(rack, *args) -> str:
 
 
 def phase(rack, *args) -> tuple[float, float]:
-    """Run a workload for PHASE_ROUNDS (``job-running``: the one as it is); the window to
+    """Run a workload (with no ``args``: the one as it is) for PHASE_ROUNDS; the window to
     analyse (its settled part)."""
-    if args != ("job-running",):
+    if args:
         workload(rack, *args)
     start = time.time()
     rack.wait_rounds(PHASE_ROUNDS)
@@ -123,7 +123,7 @@ def test_analytics_on_a_virtual_rack(
         *("--rate", "1000M"),
     )
     pool_job = started.split(":")[0].removeprefix("job ")
-    hot_window = phase(virtual_rack, "job-running")
+    hot_window = phase(virtual_rack)
     hot = report(client, *hot_window)
     shares = {row["server"]: row["share"] for row in hot["oss"]}
     print(f"shares with the pool job: {shares}")
