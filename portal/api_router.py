@@ -9,11 +9,17 @@ from portal.analytics.api.urls import ROUTES as ANALYTICS_ROUTES
 from portal.health.api.urls import ROUTES as HEALTH_ROUTES
 from portal.inventory.api.urls import ROUTES as INVENTORY_ROUTES
 from portal.jobs.api.urls import ROUTES as JOB_ROUTES
+from portal.surveys.api.urls import ROUTES as SURVEY_ROUTES
 
 router = DefaultRouter()
 # (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
 for prefix, viewset, *basename in (
-    INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES + ALERT_ROUTES + ANALYTICS_ROUTES
+    INVENTORY_ROUTES
+    + JOB_ROUTES
+    + HEALTH_ROUTES
+    + ALERT_ROUTES
+    + ANALYTICS_ROUTES
+    + SURVEY_ROUTES
 ):
     router.register(prefix, viewset, *basename)
 

@@ -8,6 +8,7 @@ SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
     ("Analytics", "analytics:index"),
+    ("Surveys", "surveys:list"),
     ("Alerts", "alerts:active"),
     ("Jobs", "jobs:job-list"),
     ("Settings", "health:thresholds"),

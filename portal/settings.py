@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "portal.accounts",
     "portal.alerts",
     "portal.analytics",
+    "portal.surveys",
     "portal.health",
     "portal.inventory",
     "portal.jobs",

@@ -27,5 +27,6 @@ urlpatterns = [
     path("jobs/", include("portal.jobs.urls")),
     path("alerts/", include("portal.alerts.urls")),
     path("analytics/", include("portal.analytics.urls")),
+    path("surveys/", include("portal.surveys.urls")),
     path("", include("portal.health.urls")),
 ]

@@ -27,7 +27,7 @@ ROLE_ACTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     Role.ADMIN: {"auth": ("view", "add", "change", "delete")},
 }
 # Apps whose models every role may view and operators may run (add/change).
-OPERATIONAL_APPS: tuple[str, ...] = ("inventory", "jobs")
+OPERATIONAL_APPS: tuple[str, ...] = ("inventory", "jobs", "surveys")
 
 
 def role_permissions(role: str) -> list[Permission]:

@@ -165,6 +165,13 @@ def start_provisioning(
     return job
 
 
+def accept_step(run: StepRun) -> None:
+    """Acceptance: the surveys app runs obdfilter-survey on each new SSU and judges it."""
+    from portal.surveys.jobs import acceptance  # the surveys app builds on this one
+
+    acceptance(run)
+
+
 register(
     KIND,
     "Provision server pairs",
@@ -194,6 +201,9 @@ register(
         ),
         StepSpec(
             "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
+        ),
+        StepSpec(
+            "accept", "Acceptance: obdfilter-survey of each new SSU against its plan", accept_step
         ),
     ],
     context=ProvisioningContext.for_job,

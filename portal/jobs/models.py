@@ -39,6 +39,9 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0, help_text="runs so far, retries included")
     error = models.TextField(blank=True, help_text="why the last run failed or errored")
+    outcome = models.TextField(
+        blank=True, help_text="what the last run found, in words (a survey's verdict)"
+    )
 
     class Meta:
         ordering = ["-created"]

@@ -109,7 +109,7 @@ def run_job(job_id: int) -> Job | None:
         logger.info("job %s is %s, not pending; nothing to do", job_id, job.state)
         return None
     try:
-        job.transition_to(JobState.RUNNING, attempts=job.attempts + 1, error="")
+        job.transition_to(JobState.RUNNING, attempts=job.attempts + 1, error="", outcome="")
     except TransitionError as error:
         logger.info("%s", error)
         return None

@@ -97,3 +97,119 @@ def _flag_reason(test: str, result: Result, figures: dict) -> str:
     if figures["flag"] == "SHORT":
         return where + ": it ran too briefly to sample (use a larger size)"
     return where + ": an OST's test_brw failed (see the survey's .detail file)"
+
+
+# --- a survey of several servers, and each OST alone ------------------------------------------
+
+
+def combine(per_server: dict[str, list[Result]]) -> list[Result]:
+    """The lines of the whole survey: the servers' lines of the same record size, objects per
+    OST and threads per OST added up (the servers ran at the same time). Figures are summed,
+    ``[min, max]`` widened, a flag or an abort on any server is kept."""
+    combined: dict[tuple, Result] = {}
+    for host in sorted(per_server):
+        for result in per_server[host]:
+            if not result.tests or not result.ost:
+                continue
+            key = (result.rsz_kib, result.obj // result.ost, result.thr // result.ost)
+            total = combined.get(key)
+            if total is None:
+                total = combined[key] = Result(
+                    line=result.line, ost=0, sz_kib=0, rsz_kib=result.rsz_kib, obj=0, thr=0
+                )
+            total.ost += result.ost
+            total.sz_kib += result.sz_kib
+            total.obj += result.obj
+            total.thr += result.thr
+            for test, figures in result.tests.items():
+                _add_test(total.tests, test, figures)
+    return list(combined.values())
+
+
+def _add_test(tests: dict[str, dict], test: str, figures: dict) -> None:
+    if test not in tests:
+        tests[test] = dict(figures)
+        return
+    total = tests[test]
+    total["mb_s"] = round(total["mb_s"] + figures["mb_s"], 2)
+    if "flag" in total or "flag" in figures:
+        flag = total.get("flag") or figures["flag"]
+        tests[test] = {"mb_s": total["mb_s"], "flag": flag}
+    else:
+        total["min"] = min(total["min"], figures["min"])
+        total["max"] = max(total["max"], figures["max"])
+
+
+def judge_target(
+    plan: dict, label: str, results: list[Result], tolerance: float = DEFAULT_TOLERANCE
+) -> list[str]:
+    """Sentences for one OST surveyed alone: its write and read at the highest thread count
+    against the plan's rate per OST; a flag or an abort is a sentence as well."""
+    expected = float(plan["expected_bandwidth_mb_s"]["per_ost"])
+    reasons = []
+    for result in results:
+        if result.aborted:
+            reasons.append(f"{label} alone: the run stopped: {result.aborted}")
+    measured = [r for r in results if r.tests]
+    if not measured:
+        return reasons or [f"{label} alone: the survey printed no result"]
+    top = max(measured, key=lambda r: r.thr)
+    for test in JUDGED_TESTS:
+        figures = top.tests.get(test)
+        if figures is None:
+            continue
+        if "flag" in figures:
+            reasons.append(f"{label} alone: {test} reported {figures['flag']}")
+        elif figures["mb_s"] < expected * tolerance:
+            reasons.append(
+                f"{label} alone: {test} reached {figures['mb_s']:,.1f} MB/s at {top.thr} "
+                f"threads, {100 * figures['mb_s'] / expected:.0f} % of the expected "
+                f"{expected:,.1f} MB/s per OST"
+            )
+    return reasons
+
+
+@dataclass
+class SurveyVerdict:
+    """A survey of one or more servers of a plan: the whole, each server, each OST alone."""
+
+    total: Verdict
+    servers: dict[str, Verdict]
+    targets: dict[str, list[str]]
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.total.passed
+            and all(v.passed for v in self.servers.values())
+            and not any(self.targets.values())
+        )
+
+    @property
+    def reasons(self) -> list[str]:
+        """Each server's sentences (named), the slow OSTs, then the whole's shortfall if the
+        servers alone do not explain it."""
+        reasons = [
+            f"{host}: {reason}" for host, v in sorted(self.servers.items()) for reason in v.reasons
+        ]
+        reasons += [reason for label in sorted(self.targets) for reason in self.targets[label]]
+        servers_passed = all(v.passed for v in self.servers.values())
+        if len(self.servers) > 1 and servers_passed and not self.total.passed:
+            flagged = [r for r in self.total.reasons if "reported" not in r and "stopped" not in r]
+            reasons += [f"all servers together: {reason}" for reason in flagged]
+        return reasons
+
+
+def judge_survey(
+    plan: dict,
+    per_server: dict[str, list[Result]],
+    per_target: dict[str, list[Result]] | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> SurveyVerdict:
+    servers = {host: judge(plan, results, tolerance) for host, results in per_server.items()}
+    total = judge(plan, combine(per_server), tolerance)
+    targets = {
+        label: judge_target(plan, label, results, tolerance)
+        for label, results in (per_target or {}).items()
+    }
+    return SurveyVerdict(total, servers, targets)

@@ -4,12 +4,11 @@ silences."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from portal.accounts.choices import Role
-from portal.accounts.services import has_role
+from portal.accounts.permissions import OperatorWrites
 from portal.alerts.api.serializers import (
     AcknowledgeSerializer,
     EventSerializer,
@@ -19,15 +18,6 @@ from portal.alerts.api.serializers import (
 from portal.alerts.choices import EventStatus
 from portal.alerts.models import Event, Rule, Silence
 from portal.alerts.services.evaluation import acknowledge, retire
-
-
-class OperatorWrites(permissions.BasePermission):
-    """Every signed-in user reads; operators and administrators change."""
-
-    def has_permission(self, request, view) -> bool:
-        if not request.user or not request.user.is_authenticated:
-            return False
-        return request.method in permissions.SAFE_METHODS or has_role(request.user, Role.OPERATOR)
 
 
 class RuleViewSet(viewsets.ModelViewSet):

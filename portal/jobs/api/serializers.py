@@ -36,6 +36,7 @@ class JobSerializer(serializers.ModelSerializer):
             "title",
             "state",
             "error",
+            "outcome",
             "pairs",
             "params",
             "created_by",

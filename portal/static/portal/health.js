@@ -3,12 +3,14 @@
  * data-url is drawn, refreshed every data-refresh seconds (15 by default) while the page is
  * visible, and redrawn for the range chosen in a [data-range] select. An element with
  * data-chart and data-data (the id of a json_script element) is drawn once from the page's own
- * data: "bars" takes {labels, series: {name: values}, unit, max, note}. */
+ * data: "bars" takes {labels, series: {name: values}, unit, max, note}; "curve" takes {x, xlabel,
+ * series: {name: values}, unit, expected, note}: a load curve against a numeric x (threads),
+ * with the expected figure as a dashed line. */
 (function () {
   "use strict";
 
   const COLOURS = {
-    read: "#1d4f91", write: "#e07b00", send: "#1d4f91", receive: "#2e8540",
+    read: "#1d4f91", write: "#e07b00", rewrite: "#2e8540", expected: "#555555", send: "#1d4f91", receive: "#2e8540",
     user: "#1d4f91", system: "#c62828", iowait: "#e07b00", used: "#6d28d9", fill: "#6d28d9",
   };
   const PALETTE = ["#1d4f91", "#e07b00", "#2e8540", "#c62828", "#6d28d9", "#0e7490", "#a16207"];
@@ -155,7 +157,38 @@
     if (body.note) note(element, body.note);
   }
 
-  const RENDERERS = { timeseries, capacity, share, histogram, bars: barChart };
+  function curve(element, body) {
+    const names = Object.keys(body.series || {});
+    if (!body.x || body.x.length === 0 || names.length === 0) {
+      message(element, "No result line yet.");
+      return;
+    }
+    const unit = body.unit || "";
+    const lines = names.map((name) => body.series[name]);
+    const series = [{ label: body.xlabel || "x" }].concat(names.map((name, i) => ({
+      label: name,
+      stroke: colour(name, i),
+      width: 2,
+      points: { show: true, size: 6 },
+      value: (u, v) => (v == null ? "–" : `${v.toFixed(0)} ${unit}`),
+    })));
+    if (body.expected != null) {
+      series.push({ label: "expected", stroke: colour("expected", 0), width: 1.5, dash: [6, 4], points: { show: false },
+        value: (u, v) => (v == null ? "–" : `${v.toFixed(0)} ${unit}`) });
+      lines.push(body.x.map(() => body.expected));
+    }
+    const top = Math.max(body.expected || 0, ...lines.flat().filter((v) => v != null));
+    draw(element, {
+      kind: "curve",
+      series: series,
+      scales: { x: { time: false, distr: 3, log: 2 }, y: { range: () => [0, Math.max(1, top * 1.1)] } },
+      axes: [{ label: body.xlabel || "", size: 40, values: (u, splits) => splits.map((v) => String(v)) }, { label: unit, size: 60 }],
+      legend: { live: true },
+    }, [body.x].concat(lines));
+    if (body.note) note(element, body.note);
+  }
+
+  const RENDERERS = { timeseries, capacity, share, histogram, bars: barChart, curve };
 
   async function load(element) {
     const separator = element.dataset.url.includes("?") ? "&" : "?";

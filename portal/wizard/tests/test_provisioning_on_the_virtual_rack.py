@@ -38,6 +38,11 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
     job = _provision(["mds01", "ssu01"])
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
+    # The job ends with the acceptance survey of the new SSU, judged against its plan.
+    assert job.outcome.startswith("SSU ssu01 accepted at 9."), job.outcome
+    assert "(expected 9.8)" in job.outcome
+    (survey,) = job.surveys.all()
+    assert survey.acceptance and survey.verdict == "pass" and len(survey.labels) == 24
 
     # Every target is mounted on its primary, and the inventory says so.
     mounts = {
@@ -70,8 +75,10 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     run_job(job.pk)
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
-    for step in job.steps.all():
+    # (The acceptance survey measures again: it writes its own objects by design.)
+    for step in job.steps.exclude(name="accept"):
         assert ", 0 change(s)" in step.log, f"{step.name} changed something:\n{step.log}"
+    assert job.outcome.startswith("SSU ssu01 accepted at 9."), job.outcome
 
     # An OSS crashes: its partner fences it and mounts all of its OSTs.
     simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss01")

@@ -1,0 +1,434 @@
+"""Starting, running and judging obdfilter-survey runs of an SSU (DESIGN.md §10).
+
+A survey drives the OSTs where they are mounted now, through ``survey.yml`` on their servers
+(both servers of the pair at once, as they share the arrays). It refuses OSTs that are mounted
+nowhere, and asks for confirmation when the metrics show clients or traffic on the filesystem:
+a survey writes to the targets and loads the servers. What the script printed is kept, parsed
+by ``provisioning.survey`` and judged against the pair's plan; every result line is stored.
+
+The survey job kind (``portal.surveys.jobs``) and the provisioning job's acceptance step both
+run a survey through ``run_phase`` and ``conclude``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from portal import influx
+from portal.inventory.choices import PairKind, TargetKind
+from portal.inventory.models import ServerPair, Target
+from portal.inventory.services import ansible_inventory
+from portal.jobs.models import Job
+from portal.jobs.registry import StepFailed
+from portal.jobs.services import create_job, enqueue
+from portal.metric_queries import survey_traffic_statements
+from portal.surveys import choices
+from portal.surveys.choices import Scope, Verdict
+from portal.surveys.models import Survey, SurveyResult
+from provisioning.runner import PlaybookResult, run_playbook
+from provisioning.survey.judge import combine, judge_survey
+from provisioning.survey.parse import Result, SurveyParseError, parse_lines
+
+KIND = "survey"
+_TARGET_HEADER = re.compile(r"^==> (?P<label>\S+) <==$")
+
+
+class SurveyError(ValueError):
+    """A survey that cannot start as asked; ``field`` names what to change."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ConfirmationNeeded(Exception):
+    """The filesystem is in use: the survey starts only when someone confirms these warnings."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        super().__init__("; ".join(warnings))
+        self.warnings = warnings
+
+
+# --- what to survey ---------------------------------------------------------------------------
+
+
+def parameters_of(data: dict) -> dict:
+    """The script's parameters from a form or an API body, checked; ``SurveyError`` names the
+    first field that is wrong. Missing fields take the acceptance survey's values."""
+    values = {**choices.ACCEPTANCE, **{k: v for k, v in data.items() if v not in (None, "")}}
+    parameters: dict = {}
+    for name in ("size_mb", "rsz_lo_kib", "rsz_hi_kib", "obj_lo", "obj_hi", "thr_lo", "thr_hi"):
+        try:
+            parameters[name] = int(values[name])
+        except (TypeError, ValueError):
+            raise SurveyError(name, f"{name}: {values[name]!r} is not a whole number") from None
+    if not 1 <= parameters["size_mb"] <= 1_048_576:
+        raise SurveyError("size_mb", "size_mb: give between 1 and 1048576 MB per OST")
+    for name in ("obj_lo", "obj_hi", "thr_lo", "thr_hi"):
+        if parameters[name] not in choices.POWERS:
+            raise SurveyError(name, f"{name}: give a power of two from 1 to 1024")
+    for name in ("rsz_lo_kib", "rsz_hi_kib"):
+        if parameters[name] not in choices.RECORD_SIZES_KIB:
+            sizes = ", ".join(str(size) for size in choices.RECORD_SIZES_KIB)
+            raise SurveyError(name, f"{name}: give one of {sizes} KiB")
+    for low, high in (("rsz_lo_kib", "rsz_hi_kib"), ("obj_lo", "obj_hi"), ("thr_lo", "thr_hi")):
+        if parameters[low] > parameters[high]:
+            raise SurveyError(high, f"{high}: must be at least {low} ({parameters[low]})")
+    if parameters["obj_hi"] > parameters["thr_hi"]:
+        raise SurveyError(
+            "obj_hi",
+            "obj_hi: at most thr_hi; the script skips combinations whose threads are not a "
+            "multiple of the objects",
+        )
+    tests = values["tests"]
+    if isinstance(tests, str):
+        tests = tests.split()
+    if not isinstance(tests, list | tuple) or not tests:
+        raise SurveyError("tests", "tests: choose at least write")
+    unknown = [test for test in tests if test not in choices.TESTS]
+    if unknown:
+        raise SurveyError("tests", f"tests: {unknown[0]!r} is not one of write, rewrite, read")
+    if "write" not in tests:
+        raise SurveyError("tests", "tests: write must run first: it creates what the others read")
+    parameters["tests"] = [test for test in choices.TESTS if test in tests]
+    parameters["per_target"] = _boolean(values["per_target"])
+    try:
+        tolerance = float(values["tolerance"])
+    except (TypeError, ValueError):
+        raise SurveyError("tolerance", "tolerance: give a fraction such as 0.9") from None
+    if tolerance > 1:
+        tolerance /= 100
+    if not 0.5 <= tolerance <= 1:
+        raise SurveyError("tolerance", "tolerance: give between 0.5 and 1 (50 % to 100 %)")
+    parameters["tolerance"] = tolerance
+    return parameters
+
+
+def _boolean(value) -> bool:
+    if isinstance(value, str):
+        return value.lower() in ("1", "true", "on", "yes")
+    return bool(value)
+
+
+def osts_of(pair: ServerPair):
+    return Target.objects.filter(
+        volume_group__array__pair=pair, kind=TargetKind.OST
+    ).select_related("current_server", "primary_server")
+
+
+def targets_to_survey(
+    pair: ServerPair, scope: str, server: str | None = None, labels: list[str] | None = None
+) -> dict[str, list[Target]]:
+    """The OSTs a survey drives, by the server they are mounted on now. Refuses (naming the
+    field) an OSS or an OST that is not the pair's, and OSTs that are mounted nowhere."""
+    if pair.kind != PairKind.OSS:
+        raise SurveyError("ssu", f"{pair.name} is an MDS pair; surveys drive OSTs")
+    osts = list(osts_of(pair))
+    if scope == Scope.SSU:
+        chosen = osts
+    elif scope == Scope.SERVER:
+        hostnames = sorted(pair.servers.values_list("hostname", flat=True))
+        if server not in hostnames:
+            raise SurveyError("server", f"server: choose {' or '.join(hostnames)}")
+        chosen = [t for t in osts if t.current_server and t.current_server.hostname == server]
+        if not chosen:
+            raise SurveyError("server", f"server: {server} has no OST mounted now")
+    elif scope == Scope.TARGETS:
+        by_label = {t.label: t for t in osts}
+        unknown = [label for label in labels or [] if label not in by_label]
+        if unknown:
+            raise SurveyError("targets", f"targets: {unknown[0]} is not an OST of {pair.name}")
+        if not labels:
+            raise SurveyError("targets", "targets: choose at least one OST")
+        chosen = [by_label[label] for label in sorted(set(labels))]
+    else:
+        raise SurveyError("scope", "scope: choose ssu, server or targets")
+    unmounted = [t.label for t in chosen if t.current_server is None]
+    if unmounted:
+        raise SurveyError(
+            "targets",
+            f"{', '.join(unmounted)} {'is' if len(unmounted) == 1 else 'are'} not mounted on "
+            "any server: obdfilter-survey writes through a mounted target only",
+        )
+    by_server: dict[str, list[Target]] = {}
+    for target in chosen:
+        by_server.setdefault(target.current_server.hostname, []).append(target)
+    return by_server
+
+
+def usage_warnings(pair: ServerPair) -> list[str]:
+    """Why a survey now would compete with users: clients connected or traffic in the last
+    minutes, as the metrics say. Metrics that cannot be read are a warning as well."""
+    filesystem = pair.filesystem.name
+    minutes = choices.TRAFFIC_WINDOW_SECONDS // 60
+    try:
+        traffic, exports = influx.query_tagged(
+            survey_traffic_statements(filesystem, choices.TRAFFIC_WINDOW_SECONDS), epoch="s"
+        )
+    except influx.InfluxError as error:
+        return [
+            f"the metrics cannot be read ({type(error).__name__}), so nobody can tell whether "
+            f"clients are using {filesystem}"
+        ]
+    warnings = []
+    mdts = pair.filesystem.targets.filter(kind=TargetKind.MDT).count()
+    clients = max((int(p.get("exports") or 0) for p in exports), default=0) - 1 - mdts
+    if clients > 0:
+        warnings.append(
+            f"{clients} client{'s are' if clients != 1 else ' is'} connected to {filesystem}: "
+            "their I/O slows down while the survey loads the servers"
+        )
+    busiest = max(((p.get("read") or 0) + (p.get("write") or 0) for p in traffic), default=0)
+    if busiest >= choices.TRAFFIC_WARNING_BYTES_S:
+        warnings.append(
+            f"{filesystem} moved up to {busiest / 1e6:,.0f} MB/s in the last {minutes} minutes: "
+            "the survey competes with that traffic and measures less than the hardware can do"
+        )
+    return warnings
+
+
+# --- starting ---------------------------------------------------------------------------------
+
+
+def start_survey(
+    pair: ServerPair,
+    *,
+    scope: str = Scope.SSU,
+    server: str | None = None,
+    labels: list[str] | None = None,
+    parameters: dict | None = None,
+    user=None,
+    confirmed: bool = False,
+) -> Survey:
+    """Check the request and start the survey job; all or nothing.
+
+    Raises ``SurveyError`` naming the field, or ``ConfirmationNeeded`` with the warnings when
+    the filesystem is in use and ``confirmed`` is false.
+    """
+    values = parameters_of(parameters or {})
+    by_server = targets_to_survey(pair, scope, server, labels)
+    warnings = usage_warnings(pair)
+    if warnings and not confirmed:
+        raise ConfirmationNeeded(warnings)
+    with transaction.atomic():
+        survey = _new_survey(pair, scope, by_server, values, user, warnings)
+        what = {Scope.SSU: f"SSU {pair.name}", Scope.SERVER: server}.get(
+            scope, f"{len(survey.labels)} OSTs of {pair.name}"
+        )
+        job = create_job(
+            KIND,
+            f"obdfilter-survey of {what}",
+            params={"survey": survey.pk},
+            pairs=[pair],
+            user=user,
+        )
+        survey.job = job
+        survey.save(update_fields=["job"])
+        enqueue(job)
+    return survey
+
+
+def _new_survey(
+    pair: ServerPair,
+    scope: str,
+    by_server: dict[str, list[Target]],
+    values: dict,
+    user,
+    warnings: list[str],
+    acceptance: bool = False,
+) -> Survey:
+    return Survey.objects.create(
+        pair=pair,
+        scope=scope,
+        targets={host: [t.label for t in targets] for host, targets in by_server.items()},
+        acceptance=acceptance,
+        warnings=warnings,
+        created_by=user,
+        **values,
+    )
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+def run_phase(survey: Survey, phase: str, say: Callable[[str], None], write) -> PlaybookResult:
+    """Run ``survey.yml`` in ``phase`` (check, run, targets) on the survey's servers."""
+    mountpoints = dict(
+        Target.objects.filter(
+            label__in=survey.labels, filesystem=survey.pair.filesystem
+        ).values_list("label", "mount_point")
+    )
+    variables = {
+        "ostara_survey_phase": phase,
+        "ostara_survey": {
+            **survey.parameters,
+            "servers": {
+                host: [{"label": label, "mountpoint": mountpoints[label]} for label in labels]
+                for host, labels in survey.targets.items()
+            },
+        },
+    }
+    say(f"survey.yml ({phase}) on {', '.join(survey.servers)}")
+    return run_playbook(
+        "survey.yml",
+        ansible_inventory([survey.pair], settings.VIRTUAL_RACK),
+        variables,
+        work_dir=settings.ANSIBLE_WORK_DIR,
+        on_output=write,
+    )
+
+
+def check(survey: Survey, say, write) -> None:
+    result = run_phase(survey, "check", say, write)
+    say(result.summary())
+    if not result.succeeded:
+        raise StepFailed(
+            f"{result.summary()}: an OST is not mounted where the portal thinks (see the output)"
+        )
+    say(f"{len(survey.labels)} OSTs are set up on {', '.join(survey.servers)}")
+
+
+def measure(survey: Survey, say, write) -> None:
+    """The load curve of every server's OSTs together."""
+    result = run_phase(survey, "run", say, write)
+    say(result.summary())
+    if not result.succeeded:
+        raise StepFailed(result.summary())
+    output = dict(survey.output)
+    output["servers"] = {
+        host: result.facts.get(host, {}).get("survey_output", "") for host in survey.servers
+    }
+    Survey.objects.filter(pk=survey.pk).update(output=output)
+    survey.output = output
+
+
+def measure_targets(survey: Survey, say, write) -> None:
+    """Each OST alone at the highest thread count."""
+    if not survey.per_target:
+        say("each OST alone: not asked for")
+        return
+    result = run_phase(survey, "targets", say, write)
+    say(result.summary())
+    if not result.succeeded:
+        raise StepFailed(result.summary())
+    alone: dict[str, str] = {}
+    for host in survey.servers:
+        alone.update(split_by_target(result.facts.get(host, {}).get("survey_target_output", "")))
+    output = dict(survey.output)
+    output["targets"] = alone
+    Survey.objects.filter(pk=survey.pk).update(output=output)
+    survey.output = output
+
+
+def split_by_target(text: str) -> dict[str, str]:
+    """The per-OST outputs of the targets phase, split on their ``==> LABEL <==`` headers."""
+    outputs: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        header = _TARGET_HEADER.match(line.strip())
+        if header:
+            current = outputs.setdefault(header["label"], [])
+        elif current is not None:
+            current.append(line)
+    return {label: "\n".join(lines) + "\n" for label, lines in outputs.items()}
+
+
+# --- judging ----------------------------------------------------------------------------------
+
+
+def _parse(where: str, text: str) -> list[Result]:
+    try:
+        return parse_lines(text.splitlines())
+    except SurveyParseError as error:
+        raise StepFailed(f"the survey output of {where} cannot be read: {error}") from None
+
+
+@transaction.atomic
+def conclude(survey: Survey) -> Survey:
+    """Parse what the servers printed, judge it against the plan, store every line."""
+    outputs = survey.output or {}
+    per_server = {
+        host: _parse(host, outputs.get("servers", {}).get(host, "")) for host in survey.servers
+    }
+    per_target = {
+        label: _parse(label, text) for label, text in (outputs.get("targets") or {}).items()
+    }
+    verdict = judge_survey(survey.pair.plan, per_server, per_target, survey.tolerance)
+    host_of = {label: host for host, labels in survey.targets.items() for label in labels}
+    rows: list[SurveyResult] = []
+    for host, results in per_server.items():
+        rows += _rows(survey, results, server=host)
+    rows += _rows(survey, combine(per_server), server="")
+    for label, results in per_target.items():
+        rows += _rows(survey, results, server=host_of.get(label, ""), target=label)
+    survey.results.all().delete()
+    SurveyResult.objects.bulk_create(rows)
+    survey.verdict = Verdict.PASS if verdict.passed else Verdict.FAIL
+    survey.reasons = verdict.reasons
+    survey.expected_mb_s = verdict.total.expected_mb_s
+    survey.measured_mb_s = verdict.total.measured_mb_s
+    survey.finished = timezone.now()
+    survey.save(update_fields=["verdict", "reasons", "expected_mb_s", "measured_mb_s", "finished"])
+    return survey
+
+
+def _rows(survey: Survey, results: list[Result], *, server: str, target: str = "") -> list:
+    rows = []
+    for result in results:
+        for test, figures in result.tests.items():
+            rows.append(
+                SurveyResult(
+                    survey=survey,
+                    server=server,
+                    target=target,
+                    line=result.line,
+                    ost=result.ost,
+                    sz_kib=result.sz_kib,
+                    rsz_kib=result.rsz_kib,
+                    obj=result.obj,
+                    thr=result.thr,
+                    test=test,
+                    mb_s=figures["mb_s"],
+                    min_mb_s=figures.get("min"),
+                    max_mb_s=figures.get("max"),
+                    flag=figures.get("flag", ""),
+                )
+            )
+    return rows
+
+
+def mark_unfinished(survey: Survey, message: str) -> None:
+    """A survey whose job stopped before a verdict: say so, keep what it printed."""
+    Survey.objects.filter(pk=survey.pk, verdict=Verdict.PENDING).update(
+        verdict=Verdict.ERROR, reasons=[message], finished=timezone.now()
+    )
+
+
+def outcome(survey: Survey) -> str:
+    """One sentence for the job page: accepted at X (expected Y), or what fell short."""
+    what = f"SSU {survey.pair.name}" if survey.scope == Scope.SSU else f"survey #{survey.pk}"
+    measured = min(
+        (survey.measured_mb_s.get(test) for test in ("write", "read")),
+        key=lambda value: value if value is not None else float("inf"),
+    )
+    figures = (
+        f"{measured / 1000:.1f} GB/s (expected {survey.expected_mb_s / 1000:.1f})"
+        if measured is not None and survey.expected_mb_s
+        else "no figure"
+    )
+    if survey.verdict == Verdict.PASS:
+        verb = "accepted" if survey.scope == Scope.SSU else "passed"
+        return f"{what} {verb} at {figures}"
+    return f"{what} failed at {figures}: " + "; ".join(survey.reasons)
+
+
+def job_survey(job: Job) -> Survey:
+    try:
+        return Survey.objects.select_related("pair__filesystem").get(pk=job.params["survey"])
+    except (KeyError, Survey.DoesNotExist):
+        raise StepFailed("this job has no survey (it was deleted)") from None
