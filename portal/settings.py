@@ -227,6 +227,10 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Ostara API",
+    "ENUM_NAME_OVERRIDES": {
+        "SurveyScopeEnum": "portal.surveys.choices.Scope",
+        "SurveyVerdictEnum": "portal.surveys.choices.Verdict",
+    },
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

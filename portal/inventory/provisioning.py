@@ -145,7 +145,10 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
 
 
 def start_provisioning(
-    specs: list[dict], credentials: dict[str, tuple[str, str]] | None = None, user=None
+    specs: list[dict],
+    credentials: dict[str, tuple[str, str]] | None = None,
+    user=None,
+    params: dict | None = None,
 ) -> Job:
     """Save the specs' pairs and start the job that builds them; all or nothing.
 
@@ -160,6 +163,7 @@ def start_provisioning(
             f"Provision {names} of {pairs[0].filesystem.name}",
             pairs=pairs,
             user=user,
+            params=params,
         )
         enqueue(job)
     return job

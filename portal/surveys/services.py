@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from portal import influx
 from portal.inventory.choices import PairKind, TargetKind
-from portal.inventory.models import ServerPair, Target
+from portal.inventory.models import Filesystem, ServerPair, Target
 from portal.inventory.services import ansible_inventory
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
@@ -161,10 +161,11 @@ def targets_to_survey(
     return by_server
 
 
-def usage_warnings(pair: ServerPair) -> list[str]:
+def usage_warnings(pair_or_filesystem: ServerPair | Filesystem) -> list[str]:
     """Why a survey now would compete with users: clients connected or traffic in the last
     minutes, as the metrics say. Metrics that cannot be read are a warning as well."""
-    filesystem = pair.filesystem.name
+    fs = getattr(pair_or_filesystem, "filesystem", pair_or_filesystem)
+    filesystem = fs.name
     minutes = choices.TRAFFIC_WINDOW_SECONDS // 60
     try:
         traffic, exports = influx.query_tagged(
@@ -172,11 +173,11 @@ def usage_warnings(pair: ServerPair) -> list[str]:
         )
     except influx.InfluxError as error:
         return [
-            f"the metrics cannot be read ({type(error).__name__}), so nobody can tell whether "
-            f"clients are using {filesystem}"
+            f"the metrics cannot be read ({str(error)[:120] or type(error).__name__}), so "
+            f"nobody can tell whether clients are using {filesystem}"
         ]
     warnings = []
-    mdts = pair.filesystem.targets.filter(kind=TargetKind.MDT).count()
+    mdts = fs.targets.filter(kind=TargetKind.MDT).count()
     clients = max((int(p.get("exports") or 0) for p in exports), default=0) - 1 - mdts
     if clients > 0:
         warnings.append(

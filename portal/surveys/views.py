@@ -82,12 +82,8 @@ def survey_detail(request, pk: int):
     if not context["running"]:
         servers = survey.servers
         context.update(
-            curves=[("all", "All servers together", figures.curve(survey))]
-            + (
-                [(host, host, figures.curve(survey, host)) for host in servers]
-                if len(servers) > 1
-                else []
-            ),
+            curves=[_curve(survey, "", "All servers together")]
+            + ([_curve(survey, host, host) for host in servers] if len(servers) > 1 else []),
             tables=[("All servers together", figures.table(survey))]
             + (
                 [(host, figures.table(survey, host)) for host in servers]
@@ -98,6 +94,16 @@ def survey_detail(request, pk: int):
             others=Survey.objects.filter(pair=survey.pair).exclude(pk=survey.pk)[:20],
         )
     return render(request, "surveys/detail.html", context)
+
+
+def _curve(survey: Survey, server: str, title: str) -> dict:
+    key = server or "all"
+    return {
+        "key": key,
+        "title": title,
+        "data": figures.curve(survey, server),
+        "id": f"curve-data-{key}",
+    }
 
 
 def survey_live(request, pk: int):

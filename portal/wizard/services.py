@@ -280,8 +280,10 @@ def pacemaker_summary(plan: dict) -> dict:
     }
 
 
-def start_provisioning(draft: Draft, user) -> Job:
-    """Save every pair of the draft and start the job that builds them; all or nothing."""
-    job = provision_specs(draft.specs(), draft.credentials(), user)
+def start_provisioning(draft: Draft, user, skip_acceptance: str = "") -> Job:
+    """Save every pair of the draft and start the job that builds them; all or nothing.
+    ``skip_acceptance`` says why the job ends without its acceptance survey, if it does."""
+    params = {"skip_acceptance": True, "skip_reason": skip_acceptance} if skip_acceptance else {}
+    job = provision_specs(draft.specs(), draft.credentials(), user, params)
     draft.clear()
     return job

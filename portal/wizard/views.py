@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from portal.inventory.models import Filesystem, Server, ServerPair
 from portal.inventory.services import claimed_elsewhere, preview_plans
+from portal.surveys.services import usage_warnings
 from portal.wizard import forms
 from portal.wizard.choices import FilesystemMode, WizardStep
 from portal.wizard.services import (
@@ -354,8 +355,22 @@ def review_step(request):
         plans = preview_plans(draft.specs())
     except SpecError as error:
         errors = error.errors
+    # The acceptance survey that ends the job loads the servers; on a filesystem in use it
+    # runs only when the operator says so.
+    existing = (
+        None
+        if draft.new_filesystem
+        else Filesystem.objects.filter(name=draft.filesystem_name).first()
+    )
+    warnings = usage_warnings(existing) if existing else []
     if request.method == "POST" and not errors:
-        job = start_provisioning(draft, request.user)
+        skip = ""
+        if warnings and request.POST.get("survey_anyway") != "1":
+            skip = (
+                f"{existing.name} was in use ({'; '.join(warnings)}); start one from the SSU's "
+                "survey page when it is quiet"
+            )
+        job = start_provisioning(draft, request.user, skip_acceptance=skip)
         messages.success(request, f"Provisioning started: job #{job.pk}.")
         return redirect("jobs:job-detail", pk=job.pk)
     sections = [
@@ -372,7 +387,7 @@ def review_step(request):
         "wizard/review.html",
         draft,
         WizardStep.REVIEW,
-        {"sections": sections, "errors": errors},
+        {"sections": sections, "errors": errors, "survey_warnings": warnings},
     )
 
 

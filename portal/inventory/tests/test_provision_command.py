@@ -38,7 +38,7 @@ def test_the_demo_specs_are_saved_and_one_job_builds_both_pairs(
     assert len(callbacks) == 1  # queued for a worker, as the wizard's confirm does
     assert job.kind == KIND
     assert [p.name for p in job.pairs.order_by("kind", "name")] == ["mds01", "ssu01"]
-    assert job.steps.count() == 8
+    assert job.steps.count() == 9  # the playbooks, then the acceptance survey
     oss02 = Server.objects.get(hostname="oss02")
     assert (oss02.bmc_username, oss02.bmc_password) == ("root", "virtual")
 

@@ -2,4 +2,8 @@
 
 from __future__ import annotations
 
-from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
+from portal.health.tests.conftest import (  # noqa: F401
+    metrics_db,
+    rack_inventory,  # noqa: F401, E402
+    virtual_rack,
+)

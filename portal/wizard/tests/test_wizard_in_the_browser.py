@@ -99,6 +99,8 @@ def test_add_the_first_and_a_second_ssu_through_the_wizard(
     page.click("#confirm")
     page.wait_for_url(re.compile(r".*/jobs/\d+/$"))
     _watch_job(page, screenshot_dir, "ssu01")
+    # The job ends with the acceptance survey's verdict.
+    assert "SSU ssu01 accepted at 9." in page.locator("#job-outcome").inner_text()
 
     targets = _targets_on_ssu_page(page, f"{live_server.url}/ssus/ssu01/")
     assert len(targets) == 24
@@ -118,12 +120,49 @@ def test_add_the_first_and_a_second_ssu_through_the_wizard(
     assert page.input_value("#id_first_ost_index") == "24"
     page.click("text=Next: review")
     page.wait_for_url("**/ssus/add/review/")
+    if page.locator("#survey-anyway").count():  # the sensors of ssu01 report its clients
+        page.check("#survey-anyway")
     page.click("#confirm")
     page.wait_for_url(re.compile(r".*/jobs/\d+/$"))
     _watch_job(page, screenshot_dir, "ssu02")
+    assert "SSU ssu02 accepted at 9." in page.locator("#job-outcome").inner_text()
 
     targets = _targets_on_ssu_page(page, f"{live_server.url}/ssus/ssu02/")
     assert sorted(targets) == [f"scratch-OST{index:04x}" for index in range(24, 48)]
     for label, (primary, now_on, state) in targets.items():
         assert (now_on, state) == (primary, "Mounted"), label
     page.screenshot(path=str(screenshot_dir / "wizard-ssu02-page.png"), full_page=True)
+
+    _survey_from_the_ssu_page(page, live_server.url, screenshot_dir)
+
+
+def _survey_from_the_ssu_page(page, url: str, shots) -> None:
+    """An operator surveys ssu01 again from its page, watches the progress, reads the verdict
+    and the curves, and opens the SSU's survey history (the acceptance survey is there)."""
+    page.goto(f"{url}/ssus/ssu01/")
+    page.click("#survey-ssu")
+    page.wait_for_url("**/surveys/ssu/ssu01/new/")
+    page.fill("#id_size_mb", "4096")
+    page.select_option("#id_thr_lo", "2")
+    if page.locator("#survey-warnings").count():  # clients connected: confirm
+        page.check("#id_confirm")
+    page.screenshot(path=str(shots / "survey-1-form.png"), full_page=True)
+    page.click("#start-survey")
+    page.wait_for_url(re.compile(r".*/surveys/\d+/$"))
+    if page.locator("#survey-live").count():
+        page.locator("#survey-progress").wait_for()
+        page.screenshot(path=str(shots / "survey-2-running.png"), full_page=True)
+    page.locator("#survey-verdict").wait_for(timeout=JOB_MINUTES * 60_000)
+    verdict = page.locator("#survey-verdict")
+    assert verdict.get_attribute("data-verdict") == "pass", verdict.inner_text()
+    page.locator("#curve-all canvas").wait_for()
+    page.locator("#curve-oss01 canvas").wait_for()
+    assert page.locator("#alone-table tbody tr").count() == 24
+    page.screenshot(path=str(shots / "survey-3-verdict.png"), full_page=True)
+    page.get_by_role("link", name="ssu01", exact=True).first.click()
+    page.wait_for_url("**/surveys/ssu/ssu01/")
+    rows = page.locator("#survey-table tbody tr")
+    assert rows.count() == 2  # the acceptance survey and this one
+    assert "(acceptance)" in rows.nth(1).inner_text()
+    page.locator("#history-chart canvas").wait_for()
+    page.screenshot(path=str(shots / "survey-4-history.png"), full_page=True)

@@ -119,6 +119,7 @@ def test_confirm_saves_both_pairs_and_starts_the_job(operator, django_capture_on
         "ha",
         "sensor",
         "verify",
+        "accept",
     ]
     assert models.Target.objects.filter(kind="OST").count() == 24
     assert models.Server.objects.get(hostname="oss02").bmc_password == "secret-oss02"
