@@ -37,15 +37,12 @@ def _check(run: StepRun, survey: Survey) -> None:
     services.check(survey, run.console.say, run.console.write)
 
 
-def _measure(run: StepRun, survey: Survey) -> None:
-    services.measure(survey, run.console.say, run.console.write)
-
-
-def _measure_targets(run: StepRun, survey: Survey) -> None:
-    services.measure_targets(survey, run.console.say, run.console.write)
-
-
-def _judge(run: StepRun, survey: Survey) -> None:
+def _survey(run: StepRun, survey: Survey) -> None:
+    """Measure and judge in one step: a retry after a failed verdict measures again (the
+    hardware may have been mended), it does not judge the old output twice."""
+    say, write = run.console.say, run.console.write
+    services.measure(survey, say, write)
+    services.measure_targets(survey, say, write)
     _finish(run, [services.conclude(survey)])
 
 
@@ -69,16 +66,10 @@ register(
             _survey_step(_check),
         ),
         StepSpec(
-            "run",
-            "Survey each server's OSTs together over the thread range",
-            _survey_step(_measure),
+            "survey",
+            "Survey each server's OSTs together, then each OST alone, and judge the results",
+            _survey_step(_survey),
         ),
-        StepSpec(
-            "targets",
-            "Survey each OST alone at the highest thread count",
-            _survey_step(_measure_targets),
-        ),
-        StepSpec("judge", "Judge the results against the plan and keep them", _survey_step(_judge)),
     ],
 )
 

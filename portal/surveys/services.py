@@ -95,6 +95,8 @@ def parameters_of(data: dict) -> dict:
         raise SurveyError("tests", f"tests: {unknown[0]!r} is not one of write, rewrite, read")
     if "write" not in tests:
         raise SurveyError("tests", "tests: write must run first: it creates what the others read")
+    if "read" not in tests:
+        raise SurveyError("tests", "tests: read is needed: the verdict judges write and read")
     parameters["tests"] = [test for test in choices.TESTS if test in tests]
     parameters["per_target"] = _boolean(values["per_target"])
     try:
@@ -127,7 +129,7 @@ def targets_to_survey(
     """The OSTs a survey drives, by the server they are mounted on now. Refuses (naming the
     field) an OSS or an OST that is not the pair's, and OSTs that are mounted nowhere."""
     if pair.kind != PairKind.OSS:
-        raise SurveyError("ssu", f"{pair.name} is an MDS pair; surveys drive OSTs")
+        raise SurveyError("ssu", f"ssu: {pair.name} is an MDS pair; surveys drive OSTs")
     osts = list(osts_of(pair))
     if scope == Scope.SSU:
         chosen = osts
@@ -148,12 +150,15 @@ def targets_to_survey(
         chosen = [by_label[label] for label in sorted(set(labels))]
     else:
         raise SurveyError("scope", "scope: choose ssu, server or targets")
+    if not chosen:
+        raise SurveyError("ssu", f"ssu: {pair.name} has no OST")
     unmounted = [t.label for t in chosen if t.current_server is None]
     if unmounted:
+        field = "targets" if scope == Scope.TARGETS else "scope"
         raise SurveyError(
-            "targets",
-            f"{', '.join(unmounted)} {'is' if len(unmounted) == 1 else 'are'} not mounted on "
-            "any server: obdfilter-survey writes through a mounted target only",
+            field,
+            f"{field}: {', '.join(unmounted)} {'is' if len(unmounted) == 1 else 'are'} not "
+            "mounted on any server: obdfilter-survey writes through a mounted target only",
         )
     by_server: dict[str, list[Target]] = {}
     for target in chosen:
@@ -359,6 +364,9 @@ def conclude(survey: Survey) -> Survey:
     per_target = {
         label: _parse(label, text) for label, text in (outputs.get("targets") or {}).items()
     }
+    if survey.per_target:  # an OST the targets phase printed nothing for is a reason too
+        for label in survey.labels:
+            per_target.setdefault(label, [])
     verdict = judge_survey(survey.pair.plan, per_server, per_target, survey.tolerance)
     host_of = {label: host for host, labels in survey.targets.items() for label in labels}
     rows: list[SurveyResult] = []

@@ -107,6 +107,7 @@ def combine(per_server: dict[str, list[Result]]) -> list[Result]:
     OST and threads per OST added up (the servers ran at the same time). Figures are summed,
     ``[min, max]`` widened, a flag or an abort on any server is kept."""
     combined: dict[tuple, Result] = {}
+    printed_by: dict[tuple, int] = {}
     for host in sorted(per_server):
         for result in per_server[host]:
             if not result.tests or not result.ost:
@@ -117,13 +118,15 @@ def combine(per_server: dict[str, list[Result]]) -> list[Result]:
                 total = combined[key] = Result(
                     line=result.line, ost=0, sz_kib=0, rsz_kib=result.rsz_kib, obj=0, thr=0
                 )
+            printed_by[key] = printed_by.get(key, 0) + 1
             total.ost += result.ost
             total.sz_kib += result.sz_kib
             total.obj += result.obj
             total.thr += result.thr
             for test, figures in result.tests.items():
                 _add_test(total.tests, test, figures)
-    return list(combined.values())
+    # A combination some server did not print (skipped, or the run stopped) is no total.
+    return [total for key, total in combined.items() if printed_by[key] == len(per_server)]
 
 
 def _add_test(tests: dict[str, dict], test: str, figures: dict) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from provisioning.planner import make_plan
-from provisioning.survey.judge import expected_mb_s, judge
+from provisioning.survey.judge import combine, expected_mb_s, judge, judge_survey
 from provisioning.survey.parse import SurveyParseError, parse_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,3 +228,21 @@ def test_the_commands_name_the_bad_line_or_file(tmp_path):
     not_a_plan.write_text("[1]")
     judged = run_command("judge", str(not_a_plan), "-", stdin=MODERN)
     assert judged.returncode == 2 and "is not a plan" in judged.stderr
+
+
+def test_servers_add_up_only_where_every_server_printed_the_line(plan):
+    oss = (
+        "ost 12 sz 201326592K rsz 1024K obj   12 thr {thr:4d} write 4600.00 [ 1.00, 2.00] "
+        "read 4700.00 [ 1.00, 2.00] \n"
+    )
+    both = oss.format(thr=96) + oss.format(thr=192)
+    per_server = {
+        "oss01": parse_lines(both.splitlines()),
+        "oss02": parse_lines(oss.format(thr=96).splitlines()),  # stopped before 16 per OST
+    }
+    (total,) = combine(per_server)
+    assert (total.ost, total.thr, total.tests["write"]["mb_s"]) == (24, 192, 9200.0)
+    alone = {"scratch-OST0000": [], "scratch-OST0001": parse_lines(MODERN.splitlines())}
+    verdict = judge_survey(plan, per_server, alone)
+    assert not verdict.passed
+    assert "scratch-OST0000 alone: the survey printed no result" in verdict.reasons

@@ -94,6 +94,7 @@ def test_refusals_name_the_field_and_start_nothing(rack):
         ({"parameters": {"thr_lo": 16, "thr_hi": 4}}, "thr_hi"),
         ({"parameters": {"obj_hi": 32}}, "obj_hi"),
         ({"parameters": {"tests": ["read"]}}, "tests"),
+        ({"parameters": {"tests": ["write", "rewrite"]}}, "tests"),
         ({"parameters": {"tests": ["write", "rm -rf"]}}, "tests"),
         ({"parameters": {"rsz_hi_kib": 8192}}, "rsz_hi_kib"),
         ({"parameters": {"size_mb": "a lot"}}, "size_mb"),
