@@ -84,10 +84,6 @@ def alone(survey: Survey) -> list[dict]:
     return [rows[label] for label in sorted(rows)]
 
 
-def top(survey: Survey, test: str) -> float | None:
-    return survey.measured_mb_s.get(test)
-
-
 def history_chart(surveys: list[Survey]) -> dict:
     """Write and read at the highest thread count of each finished survey, oldest first, so a
     drift shows; the surveys must be of the same OSTs to compare (the note says so)."""

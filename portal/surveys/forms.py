@@ -10,8 +10,14 @@ from portal.surveys.choices import Scope
 from portal.surveys.services import osts_of
 
 
-def _powers(values) -> list[tuple[int, str]]:
-    return [(value, str(value)) for value in values]
+def _range(label: str, values, name: str) -> forms.TypedChoiceField:
+    """One end of a range the script doubles through, starting at the acceptance value."""
+    return forms.TypedChoiceField(
+        label=label,
+        coerce=int,
+        choices=[(value, str(value)) for value in values],
+        initial=choices.ACCEPTANCE[name],
+    )
 
 
 class SurveyForm(forms.Form):
@@ -25,42 +31,12 @@ class SurveyForm(forms.Form):
         initial=choices.ACCEPTANCE["size_mb"],
         help_text="written and read per OST and test; too small a size gives SHORT",
     )
-    rsz_lo_kib = forms.TypedChoiceField(
-        label="Record size from (KiB)",
-        coerce=int,
-        choices=_powers(choices.RECORD_SIZES_KIB),
-        initial=choices.ACCEPTANCE["rsz_lo_kib"],
-    )
-    rsz_hi_kib = forms.TypedChoiceField(
-        label="to (KiB)",
-        coerce=int,
-        choices=_powers(choices.RECORD_SIZES_KIB),
-        initial=choices.ACCEPTANCE["rsz_hi_kib"],
-    )
-    thr_lo = forms.TypedChoiceField(
-        label="Threads per OST from",
-        coerce=int,
-        choices=_powers(choices.POWERS),
-        initial=choices.ACCEPTANCE["thr_lo"],
-    )
-    thr_hi = forms.TypedChoiceField(
-        label="to",
-        coerce=int,
-        choices=_powers(choices.POWERS),
-        initial=choices.ACCEPTANCE["thr_hi"],
-    )
-    obj_lo = forms.TypedChoiceField(
-        label="Objects per OST from",
-        coerce=int,
-        choices=_powers(choices.POWERS),
-        initial=choices.ACCEPTANCE["obj_lo"],
-    )
-    obj_hi = forms.TypedChoiceField(
-        label="to",
-        coerce=int,
-        choices=_powers(choices.POWERS),
-        initial=choices.ACCEPTANCE["obj_hi"],
-    )
+    rsz_lo_kib = _range("Record size from (KiB)", choices.RECORD_SIZES_KIB, "rsz_lo_kib")
+    rsz_hi_kib = _range("to (KiB)", choices.RECORD_SIZES_KIB, "rsz_hi_kib")
+    thr_lo = _range("Threads per OST from", choices.POWERS, "thr_lo")
+    thr_hi = _range("to", choices.POWERS, "thr_hi")
+    obj_lo = _range("Objects per OST from", choices.POWERS, "obj_lo")
+    obj_hi = _range("to", choices.POWERS, "obj_hi")
     tests = forms.MultipleChoiceField(
         choices=[(test, test) for test in choices.TESTS],
         initial=list(choices.TESTS),

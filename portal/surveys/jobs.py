@@ -91,7 +91,7 @@ def acceptance(run: StepRun) -> None:
     for pair in pairs:
         by_server = services.targets_to_survey(pair, Scope.SSU)
         parameters = services.parameters_of(choices.ACCEPTANCE)
-        survey = services._new_survey(
+        survey = services.new_survey(
             pair, Scope.SSU, by_server, parameters, run.job.created_by, [], acceptance=True
         )
         Survey.objects.filter(pk=survey.pk).update(job=run.job)

@@ -222,7 +222,7 @@ def start_survey(
     if warnings and not confirmed:
         raise ConfirmationNeeded(warnings)
     with transaction.atomic():
-        survey = _new_survey(pair, scope, by_server, values, user, warnings)
+        survey = new_survey(pair, scope, by_server, values, user, warnings)
         what = {Scope.SSU: f"SSU {pair.name}", Scope.SERVER: server}.get(
             scope, f"{len(survey.labels)} OSTs of {pair.name}"
         )
@@ -239,7 +239,7 @@ def start_survey(
     return survey
 
 
-def _new_survey(
+def new_survey(
     pair: ServerPair,
     scope: str,
     by_server: dict[str, list[Target]],
@@ -299,18 +299,28 @@ def check(survey: Survey, say, write) -> None:
     say(f"{len(survey.labels)} OSTs are set up on {', '.join(survey.servers)}")
 
 
-def measure(survey: Survey, say, write) -> None:
-    """The load curve of every server's OSTs together."""
-    result = run_phase(survey, "run", say, write)
+def _run_or_fail(survey: Survey, phase: str, say, write) -> PlaybookResult:
+    result = run_phase(survey, phase, say, write)
     say(result.summary())
     if not result.succeeded:
         raise StepFailed(result.summary())
-    output = dict(survey.output)
-    output["servers"] = {
-        host: result.facts.get(host, {}).get("survey_output", "") for host in survey.servers
-    }
-    Survey.objects.filter(pk=survey.pk).update(output=output)
-    survey.output = output
+    return result
+
+
+def _keep_output(survey: Survey, key: str, value: dict[str, str]) -> None:
+    """What the script printed in one phase, saved with the survey before it is judged."""
+    survey.output = {**survey.output, key: value}
+    Survey.objects.filter(pk=survey.pk).update(output=survey.output)
+
+
+def measure(survey: Survey, say, write) -> None:
+    """The load curve of every server's OSTs together."""
+    facts = _run_or_fail(survey, "run", say, write).facts
+    _keep_output(
+        survey,
+        "servers",
+        {host: facts.get(host, {}).get("survey_output", "") for host in survey.servers},
+    )
 
 
 def measure_targets(survey: Survey, say, write) -> None:
@@ -318,17 +328,11 @@ def measure_targets(survey: Survey, say, write) -> None:
     if not survey.per_target:
         say("each OST alone: not asked for")
         return
-    result = run_phase(survey, "targets", say, write)
-    say(result.summary())
-    if not result.succeeded:
-        raise StepFailed(result.summary())
+    facts = _run_or_fail(survey, "targets", say, write).facts
     alone: dict[str, str] = {}
     for host in survey.servers:
-        alone.update(split_by_target(result.facts.get(host, {}).get("survey_target_output", "")))
-    output = dict(survey.output)
-    output["targets"] = alone
-    Survey.objects.filter(pk=survey.pk).update(output=output)
-    survey.output = output
+        alone.update(split_by_target(facts.get(host, {}).get("survey_target_output", "")))
+    _keep_output(survey, "targets", alone)
 
 
 def split_by_target(text: str) -> dict[str, str]:
@@ -421,10 +425,8 @@ def mark_unfinished(survey: Survey, message: str) -> None:
 def outcome(survey: Survey) -> str:
     """One sentence for the job page: accepted at X (expected Y), or what fell short."""
     what = f"SSU {survey.pair.name}" if survey.scope == Scope.SSU else f"survey #{survey.pk}"
-    measured = min(
-        (survey.measured_mb_s.get(test) for test in ("write", "read")),
-        key=lambda value: value if value is not None else float("inf"),
-    )
+    judged = [survey.measured_mb_s[t] for t in ("write", "read") if t in survey.measured_mb_s]
+    measured = min(judged, default=None)
     figures = (
         f"{measured / 1000:.1f} GB/s (expected {survey.expected_mb_s / 1000:.1f})"
         if measured is not None and survey.expected_mb_s

@@ -31,7 +31,7 @@ def stored_survey(write_per_server: float, slow_ost: str | None = None) -> Surve
     pair = ServerPair.objects.get(name="ssu01")
     by_server = services.targets_to_survey(pair, Scope.SSU)
     parameters = services.parameters_of({**ACCEPTANCE, "thr_lo": 4, "tests": ["write", "read"]})
-    survey = services._new_survey(pair, Scope.SSU, by_server, parameters, None, [])
+    survey = services.new_survey(pair, Scope.SSU, by_server, parameters, None, [])
     outputs = {}
     for host in survey.servers:
         outputs[host] = (
