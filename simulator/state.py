@@ -86,7 +86,6 @@ def new_state(now: float) -> dict:
         "next_failure": 1,
         "fence_history": [],
         "stats_cleared": {},
-        "survey_runs": 0,
     }
 
 

@@ -472,7 +472,8 @@ def advance(state: dict, store: dict, now: float) -> None:
     }
     flows = _plan_flows(state, dt, serving, bandwidth)
     host_bytes: dict[str, list[float]] = {h: [0.0, 0.0, 0, 0] for h in state["servers"]}
-    moved_before = {job_id: job["moved"] for job_id, job in state["jobs"].items()}
+    # Writes, not reads: a job that can still read but not write (its OSTs are full) stalls.
+    written_before = {job_id: sum(job["on_ost"].values()) for job_id, job in state["jobs"].items()}
     for (job_id, label), (write_bytes, read_bytes) in flows.items():
         job = state["jobs"][job_id]
         target = state["targets"][label]
@@ -481,7 +482,8 @@ def advance(state: dict, store: dict, now: float) -> None:
         )
     for job_id, job in state["jobs"].items():
         # A job whose stripes cannot move (ENOSPC, or its OSTs are gone) gives up eventually.
-        job["stalled"] = job.get("stalled", 0) + 1 if job["moved"] == moved_before[job_id] else 0
+        written = sum(job["on_ost"].values())
+        job["stalled"] = job.get("stalled", 0) + 1 if written == written_before[job_id] else 0
 
     _metadata(state, store, now, dt, rng)
     _finish_jobs(state, store, now)

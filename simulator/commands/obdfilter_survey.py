@@ -69,7 +69,9 @@ def run(ctx: Context, argv: list[str]) -> int:
         )
         ctx.print("program exited with error ")
         return 1
-    with ctx.rack() as rack:
+    # Only reads the rack (a shared lock, nothing saved): a survey of every OST one by one must
+    # not hold up the rack's clock or the sensors' commands.
+    with ctx.rack(read_only=True) as rack:
         state = rack.state
         server = state["servers"][ctx.host]
         wanted = os.environ.get("targets", "").split()
@@ -89,8 +91,7 @@ def run(ctx: Context, argv: list[str]) -> int:
             ctx.print("done!")
             return 0
         targets = [state["targets"][name] for name in names]
-        state["survey_runs"] = state.get("survey_runs", 0) + 1
-        rng = random.Random(f"{state['seed']}:survey:{state['survey_runs']}")
+        rng = random.Random(f"{state['seed']}:survey:{time.time_ns()}:{os.getpid()}")
         lines = [
             f"{time.strftime('%a %b %e %H:%M:%S %Z %Y')} Obdfilter-survey for case=disk "
             f"from {hostname}"
