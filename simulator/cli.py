@@ -2,9 +2,10 @@
 
     python -m simulator add     --rack DIR SPEC.json [--build]  rack and cable an SSU/MDS pair
     python -m simulator serve   --rack DIR [--interval 10] [--speed 1] [--scenario NAME]
-                                      [--multipath-queue SECONDS]
+                                      [--multipath-queue SECONDS] [--rebuild-seconds N]
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
+    python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
@@ -127,6 +128,11 @@ def cmd_serve(args) -> int:
             rack.set_scenario(args.scenario, args.hot_server)
         if args.multipath_queue is not None:
             rack.state["multipath_queue_seconds"] = args.multipath_queue
+        if args.rebuild_seconds is not None:
+            if args.rebuild_seconds > 0:
+                rack.state["rebuild_seconds"] = args.rebuild_seconds
+            else:
+                rack.state.pop("rebuild_seconds", None)
         # Resume where the rack was: the clock jumps to the present, nothing is replayed.
         rack.state["clock"] = max(rack.state["clock"], time.time())
         rack.render()
@@ -263,6 +269,32 @@ def cmd_clear(args) -> int:
     return 0
 
 
+def cmd_replace_drive(args) -> int:
+    with Rack.open(args.rack) as rack:
+        replaced = failures.replace_drive(rack, args.array, args.drive)
+        rack.render()
+    if args.json:
+        print(json.dumps(replaced, sort_keys=True))
+        return 0
+    address = ",".join(map(str, replaced["drive"]))
+    line = f"replaced drive {address} of {replaced['array']}"
+    if replaced["copyback_from"]:
+        spare = ",".join(map(str, replaced["copyback_from"]))
+        when = "waits for the running one" if replaced["copyback_waits"] else "started"
+        line += f": copyback from hot spare {spare} to it {when} ({replaced['volume_group']})"
+    elif replaced["volume_group"]:
+        line += (
+            f": {replaced['volume_group']} stays degraded until "
+            f'SMcli -c "start drive [{address}] reconstruct;"'
+        )
+    else:
+        line += ": a blank, unassigned drive"
+    if replaced["resolved"]:
+        line += f"; resolved {', '.join(replaced['resolved'])}"
+    print(line)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -299,6 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a server that lost every SAS path queues its I/O before its partner "
         "fences it (multipath's no_path_retry; kept in the rack; default 0: at once)",
+    )
+    serve.add_argument(
+        "--rebuild-seconds",
+        type=float,
+        metavar="N",
+        help="simulated seconds a drive reconstruction or copyback takes (kept in the rack; "
+        "default, or 0: a whole drive at about 150 MB/s, hours)",
     )
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
     trees = serve.add_mutually_exclusive_group()
@@ -368,6 +407,16 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("failure_id", nargs="?")
     clear.add_argument("--all", action="store_true")
     clear.set_defaults(func=cmd_clear)
+
+    replace = with_rack(
+        "replace-drive",
+        help="put a new drive into a failed drive's slot (a technician's act); the array "
+        "copies back from a spare in use, else waits for SMcli's start drive reconstruct",
+    )
+    replace.add_argument("--array", required=True)
+    replace.add_argument("--drive", required=True, help="tray,drawer,slot")
+    replace.add_argument("--json", action="store_true")
+    replace.set_defaults(func=cmd_replace_drive)
     return parser
 
 

@@ -15,7 +15,7 @@
   `multipath_queue_seconds`, 0 by default), then the partner fences it and takes over.
 - drive-failed (--array with --drive T,D,S, or --volume-group with --count N): the group is
   degraded (1), critical (2) or failed (3: the OST is lost); a global hot spare, if any,
-  rebuilds.
+  rebuilds, and stays "in use" (a member in the failed drive's place) until copyback.
 - drawer-failed (--array --enclosure T --drawer D): every group with drives there is
   degraded, all stay online.
 - controller-failed (--array --controller A|B): the partner controller serves every volume
@@ -26,7 +26,18 @@
 
 Each injection gets an id (`f1`, `f2`, ...) and stays active until cleared. Clearing repairs
 the hardware; a server that was fenced rejoins its cluster, and Pacemaker (stickiness) keeps
-the targets where they are: failing back is an operator's `crm_resource --move`.
+the targets where they are: failing back is an operator's `crm_resource --move`. Clearing a
+failed drive is an instant repair (a spare in its place is copied back at once).
+
+A failed drive can also be replaced as a technician does (`replace_drive`, `python -m
+simulator replace-drive`): a blank drive goes into its slot and its failure is resolved, but
+the data comes back only through the array. If a hot spare holds the failed drive's data
+(its reconstruction finished), the array copies it back to the new drive by itself (the
+group's `copyback`; optimal meanwhile), then the spare is a standby spare again. Otherwise
+the new drive is "replaced" (a member holding nothing: the group stays degraded; an
+unfinished reconstruction onto a spare is dropped and the spare returned) until `SMcli`'s
+`start drive [t,d,s] reconstruct;` rebuilds onto it. Both take the rack's `rebuild_seconds`
+(`simulator.workload.rebuild_seconds`).
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from __future__ import annotations
 from simulator import cluster, operations
 from simulator.state import RackError
 from simulator.topology import drive_at, touch, volume_group_health
+from simulator.workload import copy_back, start_copyback
 
 KINDS = {
     "server-crash",
@@ -219,12 +231,42 @@ def _fail_drives(
         record = drive_at(array, tray, drawer_no, slot)
         if record is None:
             raise RackError(f"no drive at {tray},{drawer_no},{slot}")
+        if drive and record["state"] == "failed":  # named with --drive
+            raise RackError(f"the drive at {tray},{drawer_no},{slot} has already failed")
+        touch(array)  # each drive's loss counts in the next one's health
+        address = [tray, drawer_no, slot]
+        group = array["volume_groups"].get(record.get("vg") or "")
+        if group:
+            _stop_operations_onto(array, group, address)
+            if address not in group["drives"]:
+                # Not a member (yet): a spare still rebuilding, a drive waiting for copyback.
+                record.pop("replaces", None)
+                record["vg"] = None
         record["previous"] = record["state"]
         record["state"] = "failed"
+        record.pop("replaces", None)
         failed.append([tray, drawer_no, slot])
         if record.get("vg"):
             _start_rebuild(array, array["volume_groups"][record["vg"]], [tray, drawer_no, slot])
     return failed
+
+
+def _stop_operations_onto(array: dict, group: dict, address: list[int]) -> None:
+    """The drive at `address` fails while a reconstruction or a copyback writes to it or reads
+    from it: that operation stops. A spare's unfinished reconstruction starts again on another
+    spare, if there is one; a copyback's target is left blank, out of the group."""
+    rebuild = group.get("rebuild")
+    if rebuild and rebuild["spare"] == address:
+        group["rebuild"] = None
+        if rebuild["replacing"] != address:
+            _start_rebuild(array, group, rebuild["replacing"])
+    copyback = group.get("copyback")
+    if copyback and address in (copyback["to"], copyback["spare"]):
+        group["copyback"] = None
+        target = drive_at(array, *copyback["to"])
+        if target and copyback["to"] != address:
+            target.update(state="unassigned", vg=None)
+        start_copyback(array, group)
 
 
 def _start_rebuild(array: dict, group: dict, failed: list[int]) -> None:
@@ -239,6 +281,7 @@ def _start_rebuild(array: dict, group: dict, failed: list[int]) -> None:
                 drive["vg"] = group["name"]
                 group["rebuild"] = {
                     "progress": 0,
+                    "elapsed": 0.0,
                     "spare": [enclosure["tray"], drawer, slot],
                     "replacing": list(failed),
                 }
@@ -321,22 +364,103 @@ def clear(rack, failure_id: str | None) -> list[dict]:
 
 
 def _replace_drive(array: dict, address: list[int]) -> None:
-    """A new drive goes in the failed one's slot; an unfinished rebuild is dropped and the
-    spare returns to the spare pool (copyback)."""
+    """`clear`: a new drive in the failed one's slot, the group repaired at once. An unfinished
+    rebuild onto a spare is dropped and the spare returned; a spare that finished it is
+    copied back at once."""
     drive = drive_at(array, *address)
     if drive is None:
         return
-    group = array["volume_groups"].get(drive.get("vg") or "")
-    if group and list(address) not in group["drives"]:
-        # The group finished rebuilding onto a spare: the new drive is blank.
-        drive["state"] = "unassigned"
-        drive["vg"] = None
-        return
-    drive["state"] = "assigned" if drive.get("vg") else "unassigned"
+    touch(array)
+    address = list(address)
     drive.pop("previous", None)
-    if group and group.get("rebuild") and group["rebuild"]["replacing"] == list(address):
-        spare = drive_at(array, *group["rebuild"]["spare"])
+    group = array["volume_groups"].get(drive.get("vg") or "")
+    if group is None:
+        drive.update(state="unassigned", vg=None)
+        return
+    _drop_rebuild_for(array, group, address)
+    spare = _spare_replacing(array, group, address)
+    if spare is not None:
+        copy_back(array, group, spare, address)
+    elif address in group["drives"]:
+        drive["state"] = "assigned"
+    else:
+        drive.update(state="unassigned", vg=None)
+
+
+def _drop_rebuild_for(array: dict, group: dict, address: list[int]) -> None:
+    """An unfinished reconstruction of the drive at `address` stops; its spare is returned."""
+    rebuild = group.get("rebuild")
+    if not rebuild or rebuild["replacing"] != address:
+        return
+    if rebuild["spare"] != address:
+        spare = drive_at(array, *rebuild["spare"])
         if spare:
-            spare["state"] = "hot_spare"
-            spare["vg"] = None
-        group["rebuild"] = None
+            spare.update(state="hot_spare", vg=None)
+    group["rebuild"] = None
+
+
+def _spare_replacing(array: dict, group: dict, address: list[int]) -> list[int] | None:
+    """The hot spare (a member, in use) that holds the data of the failed drive at `address`."""
+    for member in group["drives"]:
+        drive = drive_at(array, *member)
+        if drive and drive["state"] == "spare_in_use" and drive.get("replaces") == address:
+            return list(member)
+    return None
+
+
+def replace_drive(rack, array_name: str | None, drive: str | None) -> dict:
+    """A technician puts a new drive into the slot of a failed one (see the module's notes).
+    Returns what happened: the drive's new state, its volume group, the copyback started
+    (its spare) and the failures it resolved."""
+    array = _array(rack, array_name)
+    if not drive:
+        raise RackError("replace-drive needs --drive tray,drawer,slot")
+    address = list(_parse_drive(drive))
+    record = drive_at(array, *address)
+    where = f"{array['name']} tray {address[0]}, drawer {address[1]}, slot {address[2]}"
+    if record is None:
+        raise RackError(f"no drive at {where}")
+    if record["state"] != "failed":
+        raise RackError(f"the drive at {where} has not failed ({record['state']})")
+    touch(array)
+    group = array["volume_groups"].get(record.get("vg") or "")
+    # A new, blank drive: no earlier state, locate LED off.
+    record.clear()
+    record.update(state="unassigned", vg=None)
+    copyback_from, copyback_waits = None, False
+    if group is not None:
+        _drop_rebuild_for(array, group, address)
+        copyback_from = _spare_replacing(array, group, address)
+        if copyback_from is not None or address in group["drives"]:
+            record.update(state="replaced", vg=group["name"])
+        if copyback_from is not None:
+            start_copyback(array, group)
+            copyback_waits = group["copyback"]["to"] != address
+    resolved = _resolve_drive_failures(rack, array["name"], address)
+    return {
+        "array": array["name"],
+        "drive": address,
+        "state": record["state"],
+        "volume_group": group["name"] if group and record["vg"] else None,
+        "copyback_from": copyback_from,
+        "copyback_waits": copyback_waits,
+        "resolved": resolved,
+    }
+
+
+def _resolve_drive_failures(rack, array_name: str, address: list[int]) -> list[str]:
+    """The failures that failed this drive no longer hold it; one left with no drive ends."""
+    resolved = []
+    for failure_id, failure in sorted(rack.state["failures"].items()):
+        if failure.get("array") != array_name or address not in failure.get("drives", []):
+            continue
+        failure["drives"].remove(address)
+        resolved.append(failure_id)
+        if failure["drives"]:
+            failure["where"] = f"{array_name} " + " ".join(
+                ",".join(map(str, d)) for d in failure["drives"]
+            )
+        else:
+            failure["cleared"] = rack.now
+            del rack.state["failures"][failure_id]
+    return resolved

@@ -3,13 +3,15 @@
 One healthy RAID-6 8+2 volume group of NL-SAS drives with 128 KiB segments streams about
 410 "MB/s" as obdfilter-survey prints it (19.8 GB/s measured on 48 OSTs; the script prints
 MiB/s, so the bytes behind it are about 5 % more); 512 KiB segments do about 12 % better on
-large sequential I/O; a degraded group is slower (reconstruction reads), a critical one slower
-still, a failed one not at all. An OSS never moves more than its ceiling (about 5 GB/s: its HCA
-and its share of the SAS fabric), and one RAID controller alone carries about 3.2 GB/s. An
-array that lost a controller also loses its mirrored write cache (E-series suspends write
-caching while the alternate controller is offline), so every write to its volumes goes to the
-drives: writes run at about half speed. The workload and obdfilter-survey both use these
-numbers, so an acceptance survey passes or fails for hardware reasons.
+large sequential I/O; a degraded group is slower (reconstruction reads, and the reconstruction
+itself while one runs), a critical one slower still, a failed one not at all; a group copying
+back from a hot spare has every drive but loses about 30 % to the copy. An OSS never moves
+more than its ceiling (about 5 GB/s: its HCA and its share of the SAS fabric), and one RAID
+controller alone carries about 3.2 GB/s. An array that lost a controller also loses its
+mirrored write cache (E-series suspends write caching while the alternate controller is
+offline), so every write to its volumes goes to the drives: writes run at about half speed.
+The workload and obdfilter-survey both use these numbers, so an acceptance survey passes or
+fails for hardware reasons.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ OST_WRITE_MB_S = 408.0
 OST_REWRITE_MB_S = 415.0
 SEGMENT_FACTOR = {128: 1.0, 256: 1.06, 512: 1.12}
 HEALTH_FACTOR = {"optimal": 1.0, "degraded": 0.62, "critical": 0.45, "failed": 0.0}
+# A copyback (or any operation on a group that lost no drive) reads and writes behind the I/O.
+BUSY_GROUP_FACTOR = 0.7
 OSS_CEILING_MB_S = 5000.0
 MDS_CEILING_MB_S = 2500.0
 CONTROLLER_CEILING_MB_S = 3200.0
@@ -54,8 +58,11 @@ def ost_bandwidth(state: dict, target: dict, test: str = "write") -> float:
         return 0.0
     width_factor = group["data_drives"] / 8.0
     base = {"read": OST_READ_MB_S, "rewrite": OST_REWRITE_MB_S}.get(test, OST_WRITE_MB_S)
-    health = volume_group_health(array, group)["state"]
-    rate = base * width_factor * segment_factor(volume["segment_kib"]) * HEALTH_FACTOR[health]
+    health = volume_group_health(array, group)
+    factor = HEALTH_FACTOR[health["state"]]
+    if health["operation"] and health["state"] == "optimal":
+        factor *= BUSY_GROUP_FACTOR
+    rate = base * width_factor * segment_factor(volume["segment_kib"]) * factor
     if test != "read" and not write_cache_mirrored(array):
         rate *= WRITE_THROUGH_FACTOR
     return rate

@@ -230,31 +230,42 @@ def volume_group_health(array: dict, group: dict) -> dict:
 def group_health(array: dict, group: dict) -> dict:
     """State of a volume group from its drives: optimal, degraded (redundancy reduced, or
     drives missing with their drawer), critical (failed drives took all redundancy), failed
-    (more drives lost than the RAID level survives). Rebuilds report `operation`."""
-    failed = missing = 0
+    (more drives lost than the RAID level survives). A replaced drive (a blank drive in a
+    member's slot, until its reconstruction ends) holds no data: it counts as lost. A
+    reconstruction or a copyback reports `operation` and its `progress` (percent); a copyback
+    leaves the group optimal (every drive holds its data; the spare is still in use)."""
+    failed = missing = replaced = 0
     for tray, drawer, slot in group["drives"]:
         drive = drive_at(array, tray, drawer, slot)
         if drive is None or drive["state"] == "failed":
             failed += 1
         elif drive_missing(array, tray, drawer):
             missing += 1
+        elif drive["state"] == "replaced":
+            replaced += 1
     redundancy = RAID_REDUNDANCY.get(group["raid"], 0)
-    lost = failed + missing
+    lost = failed + missing + replaced
     if lost > redundancy:
         state = "failed"
-    elif lost and redundancy and failed >= redundancy:
+    elif lost and redundancy and failed + replaced >= redundancy:
         state = "critical"
     elif lost or group.get("rebuild"):
         state = "degraded"
     else:
         state = "optimal"
+    operation, progress = None, None
+    if group.get("rebuild"):
+        operation, progress = "reconstruction", group["rebuild"]["progress"]
+    elif group.get("copyback"):
+        operation, progress = "copyback", group["copyback"]["progress"]
     return {
         "state": state,
         "failed_drives": failed,
         "missing_drives": missing,
+        "replaced_drives": replaced,
         "redundancy_left": max(0, redundancy - lost),
-        "operation": "reconstruction" if group.get("rebuild") else None,
-        "progress": group["rebuild"]["progress"] if group.get("rebuild") else None,
+        "operation": operation,
+        "progress": progress,
     }
 
 

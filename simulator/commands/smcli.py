@@ -5,8 +5,10 @@ Invocation as SANtricity's: `SMcli -n <array name> -c "<commands>;"`, or `SMcli 
 `<array>-a` / `<array>-b`; `-f <file>` reads the script from a file; `-S` drops the progress
 lines. Script commands (case-insensitive keywords, `;` between commands):
 
-    show storageArray [healthStatus | summary | profile];
+    show storageArray [healthStatus | summary | profile | longRunningOperations];
     show allDrives [summary];            show drive [t,d,s];
+    start drive [t,d,s] locate;          stop drive locate;
+    start drive [t,d,s] reconstruct;
     show allVolumeGroups;                show volumeGroup ["name"];
     show allVolumes [summary];           show volume ["name"];
     show allControllers;                 show controller [a|b];
@@ -25,6 +27,40 @@ Host mapping as SANtricity's storage partitions: while an array has no mapping a
 volume is visible to every cabled server (the Default Group); once it has mappings, a server
 sees only the volumes mapped to a host group it belongs to.
 
+Drives: `show allDrives summary;` is the drive table (`TRAY, DRAWER, SLOT  STATUS  CAPACITY
+ROLE  VOLUME GROUP`); `show allDrives;` adds a DETAILS block per drive and `show drive
+[t,d,s];` prints its row and block:
+
+      Drive at Tray 0, Drawer 1, Slot 5
+         Status:                   Replaced
+         Mode:                     Assigned
+         Associated volume group:  ssu01-a-vg00
+         Locate:                   On
+
+Status is Optimal, Failed, Missing (its drawer is out) or Replaced (a blank drive in a
+member's slot: it holds no data until its reconstruction ends, or until the copyback to it
+ends). Mode is SANtricity's role: Assigned, Unassigned, Hot spare standby or Hot spare in use
+(the table's roles: Hot spare, Hot spare (in use)). `start drive [t,d,s] locate;` blinks the
+drive's indicator light (one drive per array: starting another moves it; Locate: On) and
+`stop drive locate;` (no drive: as SANtricity's) turns it off; an empty slot is an execution
+error. Putting a new drive in a failed one's slot is the technician's act (`python -m
+simulator replace-drive`, `simulator.failures.replace_drive`): a spare in use for it is
+copied back by the array itself; otherwise the drive is Replaced until `start drive [t,d,s]
+reconstruct;`, an execution error on a drive that is still failed or that is not a replaced
+member of a degraded (not failed) volume group. `show volumeGroup` prints an
+`Operation:  Reconstruction (37% complete)` (or Copyback) line while one runs, and
+`show storageArray longRunningOperations;` one row per volume group with one:
+
+    LOGICAL DEVICES   OPERATION         STATUS         TIME REMAINING
+    ssu01-a-vg00      Reconstruction    37% COMPLETED  1 hr 5 min
+
+(TIME REMAINING: `N min` under an hour, `less than a minute` at the end). Each takes the
+rack's `rebuild_seconds` (`serve --rebuild-seconds`), else a whole drive at 150 MB/s. A group
+with replaced drives also prints `Replaced drives:  N`. As SANtricity documents them: the
+commands' syntax (`stop drive locate` has no parameter), the longRunningOperations columns and
+`N% COMPLETED`, the drive roles; the `Locate:` and `Operation:` lines and the `1 hr 5 min`
+form are this simulator's.
+
 Drive addresses are tray, drawer, slot with trays numbered from 0 (controller enclosure) and
 drawers and slots from 1, as the E5600 family numbers them. Exit codes are SANtricity's:
 0 success, 1 invalid usage, 2 script file missing, 4 no array at the address, 9 array name
@@ -41,7 +77,8 @@ from pathlib import Path
 
 from simulator import operations
 from simulator.commands import Context
-from simulator.topology import drive_at, volume_group_health
+from simulator.topology import drive_at, touch, volume_group_health
+from simulator.workload import rebuild_seconds
 
 EXIT_USAGE, EXIT_NO_SCRIPT, EXIT_NO_ARRAY, EXIT_NAME = 1, 2, 4, 9
 EXIT_SYNTAX, EXIT_COMMUNICATE, EXIT_EXECUTION = 13, 14, 16
@@ -90,6 +127,41 @@ def _attrs(text: str) -> dict[str, str]:
         )
         attrs[match.group(1).lower()] = value.strip()
     return attrs
+
+
+# The drive table's ROLE, and the drive details' Mode (SANtricity's role states).
+ROLES = {
+    "unassigned": "Unassigned",
+    "assigned": "Assigned",
+    "replaced": "Assigned",
+    "hot_spare": "Hot spare",
+    "spare_in_use": "Hot spare (in use)",
+}
+MODES = {
+    "unassigned": "Unassigned",
+    "assigned": "Assigned",
+    "replaced": "Assigned",
+    "hot_spare": "Hot spare standby",
+    "spare_in_use": "Hot spare in use",
+}
+OPERATIONS = {"rebuild": "Reconstruction", "copyback": "Copyback"}
+DRIVE_RE = r"\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]"
+
+
+def _role(drive: dict, names: dict[str, str]) -> str:
+    """A failed drive keeps the role it had (a member's, a spare's)."""
+    state = drive["state"]
+    if state == "failed":
+        previous = drive.get("previous")
+        state = previous if previous in names else ("assigned" if drive.get("vg") else "")
+    return names.get(state, names["unassigned"])
+
+
+def _time_left(seconds: float) -> str:
+    if seconds < 60:
+        return "less than a minute"
+    hours, minutes = divmod(int(seconds // 60), 60)
+    return f"{hours} hr {minutes} min" if hours else f"{minutes} min"
 
 
 def _drives(text: str) -> list[tuple[int, int, int]]:
@@ -155,20 +227,26 @@ class Session:
                 f"   Controller {name}:          {'Online' if status == 'optimal' else 'Failed'}"
             )
 
-    def show_drives(self, only: tuple[int, int, int] | None = None) -> None:
+    def _drive(self, address: tuple[int, int, int]) -> dict:
+        drive = drive_at(self.array, *address)
+        if drive is None:
+            tray, drawer, slot = address
+            raise ScriptError(
+                EXIT_EXECUTION,
+                f"Error 16 - There is no drive at tray {tray}, drawer {drawer}, slot {slot}.",
+            )
+        return drive
+
+    def show_drives(self, only: tuple[int, int, int] | None = None, details: bool = False) -> None:
         array = self.array
+        if only:
+            self._drive(only)
         size = int(array["drive_tb"] * 1e12)
+        shown = []
         self.ctx.print("DRIVES------------------------------")
         self.ctx.print(
             "   TRAY, DRAWER, SLOT  STATUS     CAPACITY        ROLE           VOLUME GROUP"
         )
-        roles = {
-            "unassigned": "Unassigned",
-            "assigned": "Assigned",
-            "hot_spare": "Hot spare",
-            "spare_in_use": "Hot spare (in use)",
-            "failed": "Assigned",
-        }
         for enclosure in array["enclosures"]:
             for key, drive in sorted(
                 enclosure["drives"].items(), key=lambda kv: tuple(int(x) for x in kv[0].split(","))
@@ -180,13 +258,107 @@ class Session:
                     status = "Failed"
                 elif d in enclosure["drawers_offline"]:
                     status = "Missing"
+                elif drive["state"] == "replaced":
+                    status = "Replaced"
                 else:
                     status = "Optimal"
                 location = f"{enclosure['tray']}, {d}, {s}"
                 self.ctx.print(
                     f"   {location:<18}  {status:<9}  {_gb(size):<14}  "
-                    f"{roles[drive['state']]:<18} {drive['vg'] or ''}"
+                    f"{_role(drive, ROLES):<18} {drive['vg'] or ''}"
                 )
+                shown.append((enclosure["tray"], d, s, status, drive))
+        if not details:
+            return
+        self.ctx.print("")
+        self.ctx.print("   DETAILS")
+        for tray, d, s, status, drive in shown:
+            self.ctx.print(f"      Drive at Tray {tray}, Drawer {d}, Slot {s}")
+            self.ctx.print(f"         Status:                   {status}")
+            self.ctx.print(f"         Mode:                     {_role(drive, MODES)}")
+            if drive.get("vg"):
+                self.ctx.print(f"         Associated volume group:  {drive['vg']}")
+            self.ctx.print(
+                f"         Locate:                   {'On' if drive.get('locate') else 'Off'}"
+            )
+            self.ctx.print("")
+
+    def show_operations(self) -> None:
+        """`show storageArray longRunningOperations`: volume groups under reconstruction or
+        copyback, as SANtricity lists its long-running operations."""
+        seconds = rebuild_seconds(self.state, self.array)
+        rows = []
+        for name, group in sorted(self.array["volume_groups"].items()):
+            for key, label in OPERATIONS.items():
+                operation = group.get(key)
+                if operation:
+                    elapsed = operation.get("elapsed", operation["progress"] * seconds / 100)
+                    rows.append(
+                        (name, label, f"{operation['progress']}% COMPLETED", seconds - elapsed)
+                    )
+        width = max([17] + [len(row[0]) + 2 for row in rows])
+        self.ctx.print(
+            f"{'LOGICAL DEVICES':<{width}} {'OPERATION':<17} {'STATUS':<14} TIME REMAINING"
+        )
+        for name, label, status, left in rows:
+            self.ctx.print(f"{name:<{width}} {label:<17} {status:<14} {_time_left(left)}")
+
+    # -- drive service: locate, reconstruct -------------------------------------------------
+
+    def locate_drive(self, address: tuple[int, int, int]) -> None:
+        """One indicator light blinks per array: starting another moves it."""
+        drive = self._drive(address)
+        self.stop_locate()
+        drive["locate"] = True
+
+    def stop_locate(self) -> None:
+        for enclosure in self.array["enclosures"]:
+            for drive in enclosure["drives"].values():
+                drive.pop("locate", None)
+
+    def reconstruct_drive(self, address: tuple[int, int, int]) -> None:
+        """Reconstruct a replaced member onto itself (group["rebuild"] with the drive as its
+        own spare; simulator.workload advances and finishes it)."""
+        drive = self._drive(address)
+        where = "tray {}, drawer {}, slot {}".format(*address)
+        if drive["state"] == "failed":
+            raise ScriptError(
+                EXIT_EXECUTION,
+                f"Error 16 - The drive at {where} has failed: replace it before reconstructing it.",
+            )
+        group = self.array["volume_groups"].get(drive.get("vg") or "")
+        for member in group["drives"] if group else []:
+            if (drive_at(self.array, *member) or {}).get("replaces") == list(address):
+                raise ScriptError(
+                    EXIT_EXECUTION,
+                    f"Error 16 - The drive at {where} gets its data back by copyback from the "
+                    "hot spare at tray {}, drawer {}, slot {}.".format(*member),
+                )
+        if drive["state"] != "replaced" or group is None or list(address) not in group["drives"]:
+            raise ScriptError(
+                EXIT_EXECUTION,
+                f"Error 16 - The drive at {where} is not a replaced drive of a degraded volume "
+                "group: there is nothing to reconstruct.",
+            )
+        if volume_group_health(self.array, group)["state"] == "failed":
+            raise ScriptError(
+                EXIT_EXECUTION,
+                f'Error 16 - The volume group "{group["name"]}" has failed (more drives lost '
+                f"than RAID {group['raid']} survives): it cannot be reconstructed.",
+            )
+        if group.get("rebuild"):
+            raise ScriptError(
+                EXIT_EXECUTION,
+                f"Error 16 - A reconstruction is already in progress in volume group "
+                f'"{group["name"]}".',
+            )
+        group["rebuild"] = {
+            "progress": 0,
+            "elapsed": 0.0,
+            "spare": list(address),
+            "replacing": list(address),
+        }
+        touch(self.array)
 
     def show_groups(self, only: str | None = None) -> None:
         array = self.array
@@ -205,7 +377,8 @@ class Session:
             self.ctx.print(f"   Status:              {health['state'].capitalize()}")
             if health["operation"]:
                 self.ctx.print(
-                    f"   Operation:           Reconstruction ({health['progress']}% complete)"
+                    f"   Operation:           {health['operation'].capitalize()} "
+                    f"({health['progress']}% complete)"
                 )
             self.ctx.print(f"   RAID level:          {group['raid']}")
             self.ctx.print(
@@ -213,6 +386,8 @@ class Session:
             )
             self.ctx.print(f"   Failed drives:       {health['failed_drives']}")
             self.ctx.print(f"   Missing drives:      {health['missing_drives']}")
+            if health["replaced_drives"]:
+                self.ctx.print(f"   Replaced drives:     {health['replaced_drives']}")
             self.ctx.print(f"   Redundancy left:     {health['redundancy_left']}")
             self.ctx.print(f"   Capacity:            {_gb(capacity)}")
             self.ctx.print(f"   Free capacity:       {_gb(free)}")
@@ -386,17 +561,41 @@ class Session:
                 what = lowered[2] if len(lowered) > 2 else "summary"
                 if what == "lunmappings":
                     self.show_mappings()
+                elif what == "longrunningoperations":
+                    self.show_operations()
                 elif what == "healthstatus":
                     self.show_health()
                 else:
                     self.show_summary()
             elif lowered[:2] == ["show", "alldrives"]:
-                self.show_drives()
+                self.show_drives(details="summary" not in lowered[2:])
             elif lowered[:2] == ["show", "drive"]:
-                match = re.search(r"\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]", command)
+                match = re.search(DRIVE_RE, command)
                 if not match:
                     raise ScriptError(EXIT_SYNTAX, "Error 13 - show drive needs [tray,drawer,slot]")
-                self.show_drives(tuple(int(x) for x in match.groups()))
+                self.show_drives(tuple(int(x) for x in match.groups()), details=True)
+            elif re.match(r"start\s+drive\b", command, re.IGNORECASE):
+                match = re.fullmatch(
+                    rf"start\s+drive\s*{DRIVE_RE}\s*(locate|reconstruct)", command, re.IGNORECASE
+                )
+                if not match:
+                    raise ScriptError(
+                        EXIT_SYNTAX,
+                        "Error 13 - start drive [tray,drawer,slot] (locate | reconstruct)",
+                    )
+                address = tuple(int(x) for x in match.groups()[:3])
+                if match.group(4).lower() == "locate":
+                    self.locate_drive(address)
+                else:
+                    self.reconstruct_drive(address)
+            elif lowered[:2] == ["stop", "drive"]:
+                if lowered != ["stop", "drive", "locate"]:
+                    raise ScriptError(
+                        EXIT_SYNTAX,
+                        "Error 13 - stop drive locate takes no drive: it turns off the light "
+                        "that start drive locate turned on.",
+                    )
+                self.stop_locate()
             elif lowered[:2] == ["show", "allvolumegroups"]:
                 self.show_groups()
             elif lowered[:2] == ["show", "volumegroup"]:
