@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from portal.alerts.api.urls import ROUTES as ALERT_ROUTES
 from portal.analytics.api.urls import ROUTES as ANALYTICS_ROUTES
+from portal.console.api.urls import ROUTES as CONSOLE_ROUTES
 from portal.health.api.urls import ROUTES as HEALTH_ROUTES
 from portal.inventory.api.urls import ROUTES as INVENTORY_ROUTES
 from portal.jobs.api.urls import ROUTES as JOB_ROUTES
@@ -15,6 +16,7 @@ router = DefaultRouter()
 # (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
 for prefix, viewset, *basename in (
     INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES + ALERT_ROUTES + ANALYTICS_ROUTES + SURVEY_ROUTES
+    + CONSOLE_ROUTES
 ):
     router.register(prefix, viewset, *basename)
 

@@ -11,6 +11,8 @@ SECTIONS = (
     ("Surveys", "surveys:list"),
     ("Alerts", "alerts:active"),
     ("Jobs", "jobs:job-list"),
+    ("Parameters", "console:parameters"),
+    ("Audit", "console:audit"),
     ("Settings", "health:thresholds"),
 )
 TOOLS = (("API", "api-docs"),)

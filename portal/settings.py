@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "portal.accounts",
     "portal.alerts",
     "portal.analytics",
+    "portal.console",
     "portal.surveys",
     "portal.health",
     "portal.inventory",
@@ -160,6 +161,10 @@ INFLUXDB_TIMEOUT_SECONDS = env_int("INFLUXDB_TIMEOUT_SECONDS", 5)
 # servers reach it (the portal's own INFLUXDB_URL may be a loopback address).
 OSTARA_SENSOR_INFLUXDB_URL = env_str("OSTARA_SENSOR_INFLUXDB_URL", INFLUXDB_URL)
 OSTARA_SENSOR_INTERVAL = env_int("OSTARA_SENSOR_INTERVAL", 10)
+# A drive replacement's job asks the array this often how its reconstruction goes, and gives
+# up (the array carries on) after this many hours.
+OSTARA_DRIVE_POLL_SECONDS = env_int("OSTARA_DRIVE_POLL_SECONDS", 15)
+OSTARA_DRIVE_REBUILD_HOURS = env_int("OSTARA_DRIVE_REBUILD_HOURS", 48)
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL

@@ -28,5 +28,6 @@ urlpatterns = [
     path("alerts/", include("portal.alerts.urls")),
     path("analytics/", include("portal.analytics.urls")),
     path("surveys/", include("portal.surveys.urls")),
+    path("console/", include("portal.console.urls")),
     path("", include("portal.health.urls")),
 ]

@@ -3,6 +3,13 @@
     python -m provisioning.ha PLAN.json --cib OUT.xml
     python -m provisioning.ha PLAN.json --pcs > configure-pair.sh
     python -m provisioning.ha PLAN.json --what-if node-lost:oss01 --what-if lnet-down:oss02
+    python -m provisioning.ha PLAN.json --what-if move:scratch-OST0000@oss02
+    python -m provisioning.ha PLAN.json --live-cib cib.xml --what-if standby:oss01
+
+An operator's act (move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, standby:NODE,
+unstandby:NODE) is run as crm_resource/crm_attribute would run it, then the scheduler reacts.
+``--live-cib`` starts from a running pair's CIB (``cibadmin --query > cib.xml``) instead of both
+servers up with the plan's configuration.
 
 A plan that cannot become a safe configuration, or a what-if that names no node or target of
 the pair, exits with status 2 and a message naming the field.
@@ -19,6 +26,7 @@ from typing import Any
 
 from provisioning.ha.cib import build_cib
 from provisioning.ha.cluster import FenceCredentials
+from provisioning.ha.operator import parse_action, what_if
 from provisioning.ha.pcs import build_pcs_script
 from provisioning.ha.plan import HAConfigError, read_plan
 from provisioning.ha.simulate import (
@@ -50,8 +58,15 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FAILURE",
         help="node-lost:NODE, node-returns:NODE, lnet-down:NODE, lnet-up:NODE, "
-        "lustre-down:NODE, lustre-up:NODE or monitor-fails:TARGET[@NODE]; repeat to apply "
-        "one after the other",
+        "lustre-down:NODE, lustre-up:NODE, monitor-fails:TARGET[@NODE], or an operator's "
+        "move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, standby:NODE, unstandby:NODE; "
+        "repeat to apply one after the other",
+    )
+    parser.add_argument(
+        "--live-cib",
+        type=Path,
+        metavar="CIB.xml",
+        help="start from this running pair's CIB (cibadmin --query), for operator acts only",
     )
     parser.add_argument(
         "--summary",
@@ -101,6 +116,38 @@ def _report(plan: dict[str, Any], what_ifs: Sequence[str], result: SimulationRes
     return "\n".join(lines) + "\n"
 
 
+def _live(plan: dict[str, Any], arguments: argparse.Namespace) -> int:
+    """Operator acts on a running pair's CIB: which targets move where."""
+    try:
+        live = arguments.live_cib.read_text()
+        actions = [parse_action(text) for text in arguments.what_if]
+        if not actions or None in actions:
+            raise WhatIfError("--live-cib takes operator acts only (move, ban, clear, standby)")
+        result = what_if(live, actions)
+    except OSError as error:
+        print(f"error: {arguments.live_cib}: cannot read: {error.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except WhatIfError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SimulationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_TOOL_FAILED
+    print(f"what-if: {' then '.join(arguments.what_if)} (from the live cluster)")
+    targets = {target.label: target for target in read_plan(plan).targets}
+    for label, where in sorted(result.after.items()):
+        before = result.before.get(label)
+        home = targets[label].primary if label in targets else None
+        note = (
+            "NOT RUNNING"
+            if where is None
+            else ("on its primary" if where == home else "on its failover server")
+        )
+        change = f"(was {before or 'not running'})" if before != where else ""
+        print(f"{label:<20}  {where or '-':<10}  {note} {change}".rstrip())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
     credentials = FenceCredentials(
@@ -109,10 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         plan = _load_plan(arguments.plan)
         cib_xml = build_cib(plan, credentials)
-        failures = [parse_what_if(text) for text in arguments.what_if]
+        failures = [parse_action(text) or parse_what_if(text) for text in arguments.what_if]
     except (HAConfigError, SimulationError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if arguments.live_cib:
+        return _live(plan, arguments)
 
     if arguments.cib:
         if arguments.cib == "-":

@@ -462,7 +462,13 @@ class _Simulation:
         elif isinstance(failure, MonitorFails):
             self.transition(*self._monitor_failure(failure))
         else:
-            raise WhatIfError(f"unknown failure {failure!r}")
+            from provisioning.ha import operator  # an operator's act; it builds on this module
+
+            if not isinstance(
+                failure, operator.Move | operator.Ban | operator.Clear | operator.Standby
+            ):
+                raise WhatIfError(f"unknown failure {failure!r}")
+            operator.apply(self, failure)
         self.settle()
 
     def _attribute_change(self, failure: HealthChange) -> tuple[str, str | None]:

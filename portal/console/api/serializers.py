@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from portal.console.choices import Act
+from portal.console.models import AuditEntry
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    result = serializers.CharField(read_only=True)
+    job_state = serializers.CharField(source="job.state", read_only=True, default=None)
+
+    class Meta:
+        model = AuditEntry
+        fields = [
+            "id",
+            "created",
+            "username",
+            "via",
+            "remote_addr",
+            "act",
+            "object_kind",
+            "object_name",
+            "summary",
+            "details",
+            "job",
+            "job_state",
+            "result",
+            "reverts",
+        ]
+        read_only_fields = fields
+
+
+class ClusterActSerializer(serializers.Serializer):
+    server = serializers.CharField(required=False, max_length=253)
+    target = serializers.CharField(required=False, max_length=32)
+    lifetime = serializers.CharField(required=False, max_length=20)
+    confirm = serializers.BooleanField(default=False)
+
+    def validate(self, data):
+        if bool(data.get("server")) == bool(data.get("target")):
+            raise serializers.ValidationError({"server": "name a server or a target (not both)"})
+        return data
+
+
+class MaintenanceSerializer(serializers.Serializer):
+    server = serializers.CharField(max_length=253)
+    on = serializers.BooleanField(help_text="true: start the maintenance, false: end it")
+    hours = serializers.FloatField(required=False, min_value=0.25)
+    reason = serializers.CharField(required=False, max_length=200, default="")
+    confirm = serializers.BooleanField(default=False)
+
+
+class DriveSerializer(serializers.Serializer):
+    array = serializers.CharField(max_length=32)
+    drive = serializers.RegexField(r"^\d+,\d+,\d+$", help_text="tray,drawer,slot")
+    step = serializers.ChoiceField(choices=["locate", "replaced"])
+    confirm = serializers.BooleanField(default=False)
+
+
+class SetParamSerializer(serializers.Serializer):
+    filesystem = serializers.CharField(max_length=8)
+    name = serializers.CharField(max_length=200)
+    value = serializers.CharField(max_length=256)
+    servers = serializers.ListField(child=serializers.CharField(max_length=253), required=False)
+    permanent = serializers.BooleanField(default=False)
+    confirm = serializers.BooleanField(default=False)
+
+
+class ReadParamSerializer(serializers.Serializer):
+    filesystem = serializers.CharField(max_length=8)
+    name = serializers.CharField(max_length=200)
+
+
+class ConfirmSerializer(serializers.Serializer):
+    confirm = serializers.BooleanField(default=False)
+
+
+ACTS = [choice for choice, _ in Act.choices]

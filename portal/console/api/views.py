@@ -1,0 +1,226 @@
+"""The console's API: every act the pages offer, with the same checks and roles, and the audit
+log (read only).
+
+An act answers 202 with the job and the audit entry; 400 naming the field; 409 with
+``refused`` (the reasons) or, without ``confirm: true``, with ``proposal`` (what it would do:
+for a cluster act, which targets move where according to Pacemaker).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from portal.accounts.permissions import OperatorWrites
+from portal.console.api.serializers import (
+    AuditEntrySerializer,
+    ClusterActSerializer,
+    ConfirmSerializer,
+    DriveSerializer,
+    MaintenanceSerializer,
+    ReadParamSerializer,
+    SetParamSerializer,
+)
+from portal.console.choices import Act, ObjectKind, Via
+from portal.console.forms import AuditFilterForm
+from portal.console.models import AuditEntry
+from portal.console.services import (
+    Author,
+    ConfirmationNeeded,
+    ConsoleError,
+    Refused,
+    cluster,
+    drives,
+    params,
+)
+from portal.console.views import filter_entries
+from portal.inventory.models import Filesystem, StorageArray
+
+
+def _answer(call) -> Response:
+    try:
+        job = call()
+    except ConfirmationNeeded as needed:
+        proposal = needed.proposal
+        return Response(
+            {
+                "confirm": ["send confirm: true to go ahead"],
+                "proposal": {
+                    "title": proposal.title,
+                    "lines": proposal.lines,
+                    "warnings": proposal.warnings,
+                    "commands": proposal.commands,
+                },
+            },
+            status=status.HTTP_409_CONFLICT,
+        )
+    except Refused as refused:
+        return Response(
+            {refused.field: refused.reasons, "refused": refused.reasons},
+            status=status.HTTP_409_CONFLICT,
+        )
+    except ConsoleError as error:
+        return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+    entry = job.audit_entries.first()
+    return Response(
+        {"job": job.pk, "title": job.title, "audit": entry.pk if entry else None},
+        status=status.HTTP_202_ACCEPTED,
+    )
+
+
+class ConsoleViewSet(viewsets.ViewSet):
+    """POST /api/v1/console/{failover,failback,maintenance,drive,set-param}/ and
+    GET /api/v1/console/parameters/?filesystem=&name="""
+
+    permission_classes = [OperatorWrites]
+
+    def _cluster(self, request, act: str) -> Response:
+        body = ClusterActSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        kind = ObjectKind.SERVER if data.get("server") else ObjectKind.TARGET
+
+        def call():
+            subject = cluster.subject_of(kind, data.get("server") or data.get("target"))
+            return cluster.start(
+                act,
+                subject,
+                Author.of_request(request, Via.API),
+                confirmed=data["confirm"],
+                lifetime=data.get("lifetime"),
+            )
+
+        return _answer(call)
+
+    @extend_schema(request=ClusterActSerializer, responses={202: None})
+    @action(detail=False, methods=["post"])
+    def failover(self, request):
+        return self._cluster(request, Act.FAILOVER)
+
+    @extend_schema(request=ClusterActSerializer, responses={202: None})
+    @action(detail=False, methods=["post"])
+    def failback(self, request):
+        return self._cluster(request, Act.FAILBACK)
+
+    @extend_schema(request=MaintenanceSerializer, responses={202: None})
+    @action(detail=False, methods=["post"])
+    def maintenance(self, request):
+        body = MaintenanceSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+
+        def call():
+            subject = cluster.subject_of(ObjectKind.SERVER, data["server"])
+            return cluster.start(
+                Act.MAINTENANCE_START if data["on"] else Act.MAINTENANCE_END,
+                subject,
+                Author.of_request(request, Via.API),
+                confirmed=data["confirm"],
+                hours=data.get("hours"),
+                reason=data.get("reason", ""),
+            )
+
+        return _answer(call)
+
+    @extend_schema(request=DriveSerializer, responses={202: None})
+    @action(detail=False, methods=["post"])
+    def drive(self, request):
+        body = DriveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+
+        def call():
+            array = StorageArray.objects.filter(name=data["array"]).first()
+            if array is None:
+                raise ConsoleError("array", f"no array named {data['array']!r}")
+            drive = drives.drive_at(array, data["drive"])
+            if drive is None:
+                raise ConsoleError("drive", f"no drive {data['drive']} in {array.name}")
+            author = Author.of_request(request, Via.API)
+            if data["step"] == "locate":
+                return drives.start_locate(drive, author, confirmed=data["confirm"])
+            return drives.start_replacement(drive, author, confirmed=data["confirm"])
+
+        return _answer(call)
+
+    @extend_schema(request=SetParamSerializer, responses={202: None})
+    @action(detail=False, methods=["post"], url_path="set-param")
+    def set_param(self, request):
+        body = SetParamSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+
+        def call():
+            filesystem = Filesystem.objects.filter(name=data["filesystem"]).first()
+            if filesystem is None:
+                raise ConsoleError("filesystem", f"no filesystem named {data['filesystem']!r}")
+            return params.start_set(
+                filesystem,
+                data["name"],
+                data["value"],
+                Author.of_request(request, Via.API),
+                hosts=data.get("servers"),
+                permanent=data["permanent"],
+                confirmed=data["confirm"],
+            )
+
+        return _answer(call)
+
+    @extend_schema(parameters=[ReadParamSerializer], responses={200: None})
+    @action(detail=False, methods=["get"])
+    def parameters(self, request):
+        """A parameter on every server of the filesystem, as lctl get_param prints it."""
+        query = ReadParamSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        filesystem = Filesystem.objects.filter(name=query.validated_data["filesystem"]).first()
+        if filesystem is None:
+            return Response({"filesystem": ["no such filesystem"]}, status=400)
+        try:
+            reading = params.read(filesystem, query.validated_data["name"])
+        except ConsoleError as error:
+            return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"name": reading.name, "values": reading.values, "errors": reading.errors})
+
+
+class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit log: list (filters ``user``, ``act``, ``object``, ``since``, ``until``) and
+    read; no entry can be changed or deleted. POST ``{id}/revert/`` puts a parameter back."""
+
+    queryset = AuditEntry.objects.select_related("job")
+    serializer_class = AuditEntrySerializer
+    permission_classes = [OperatorWrites]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("user", str),
+            OpenApiParameter("act", str),
+            OpenApiParameter("object", str),
+            OpenApiParameter("since", str, description="YYYY-MM-DD"),
+            OpenApiParameter("until", str, description="YYYY-MM-DD"),
+        ]
+    )
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action != "list":
+            return queryset
+        form = AuditFilterForm(self.request.query_params)
+        if not form.is_valid():
+            raise ValidationError(form.errors)
+        return filter_entries(queryset, **form.cleaned_data)
+
+    @extend_schema(request=ConfirmSerializer, responses={202: None})
+    @action(detail=True, methods=["post"])
+    def revert(self, request, pk=None):
+        entry = self.get_object()
+        body = ConfirmSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        author = Author.of_request(request, Via.API)
+        return _answer(
+            lambda: params.start_revert(entry, author, confirmed=body.validated_data["confirm"])
+        )
