@@ -1,5 +1,6 @@
-"""The health tests' clustered virtual rack and metrics database serve the console's tests."""
+"""The health tests' clustered virtual rack, saved inventory and metrics database serve the
+console's tests."""
 
 from __future__ import annotations
 
-from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
+from portal.health.tests.conftest import metrics_db, rack_inventory, virtual_rack  # noqa: F401

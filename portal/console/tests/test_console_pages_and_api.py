@@ -1,0 +1,133 @@
+"""The console's roles and refusals, without a rack: viewers see no act and get 403; bad names
+and values are refused with the field named before anything runs; the audit log cannot be
+changed through the API, the admin or the models."""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.console.choices import Act, ObjectKind, Via
+from portal.console.models import AuditEntry, ImmutableError
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, role: str) -> None:
+    assert client.login(username=role, password=f"pw-{role}-123!")
+
+
+def test_a_viewer_sees_no_act_and_is_refused(client, world, rack_inventory):
+    login(client, "viewer")
+    page = client.get("/health/servers/oss01/").content.decode()
+    assert "data-act=" not in page
+    assert client.get("/health/targets/scratch-OST0000/").status_code == 200
+    assert client.get("/console/servers/oss01/failback/").status_code == 403
+    for url, body in (
+        ("/api/v1/console/failback/", {"server": "oss01"}),
+        ("/api/v1/console/failover/", {"target": "scratch-OST0000"}),
+        ("/api/v1/console/maintenance/", {"server": "oss01", "on": True}),
+        ("/api/v1/console/set-param/", {"filesystem": "scratch", "name": "a.b", "value": "1"}),
+        ("/api/v1/console/drive/", {"array": "ssu01-a", "drive": "0,1,1", "step": "locate"}),
+    ):
+        assert client.post(url, body, content_type="application/json").status_code == 403, url
+    assert client.get("/console/audit/").status_code == 200
+    assert client.get("/api/v1/audit/").status_code == 200
+
+
+def test_an_operator_sees_the_acts_that_apply(client, world, rack_inventory):
+    login(client, "operator")
+    target = client.get("/health/targets/scratch-OST0000/").content.decode()
+    # Home on its primary: it can fail over, and there is nothing to fail back.
+    assert 'data-act="failover"' in target and 'data-act="failback"' not in target
+    server = client.get("/health/servers/oss01/").content.decode()
+    assert 'data-act="failover"' in server and 'data-act="maintenance-start"' in server
+    assert 'data-act="failback"' not in server
+    assert "/console/arrays/ssu01-a/" in client.get("/ssus/ssu01/").content.decode()
+    array = client.get("/console/arrays/ssu01-a/")
+    assert array.status_code == 200 and array.content.decode().count('class="drive ') >= 120
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"name": "osc.*.max_rpcs_in_flight", "value": "16;reboot"}, "value", "';'"),
+        ({"name": "osc.*.max_rpcs_in_flight", "value": "$(id)"}, "value", "'$'"),
+        ({"name": "osc.*;rm -rf /", "value": "16"}, "name", "not a parameter name"),
+        ({"name": "max_rpcs_in_flight", "value": "16"}, "name", "not a parameter name"),
+        ({"name": "osc.*.max_rpcs_in_flight", "value": "16"}, "servers", "choose the servers"),
+        (
+            {"name": "osc.*.max_rpcs_in_flight", "value": "16", "servers": ["oss09"]},
+            "servers",
+            "oss09: not a server of scratch",
+        ),
+    ],
+)
+def test_a_bad_parameter_change_is_refused_with_the_field(
+    client, world, rack_inventory, body, field, words
+):
+    login(client, "operator")
+    response = client.post(
+        "/api/v1/console/set-param/",
+        {"filesystem": "scratch", **body},
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert words in response.json()[field][0]
+    assert not AuditEntry.objects.exists()
+
+
+def test_bad_cluster_requests_are_refused_with_the_field(client, world, rack_inventory):
+    login(client, "operator")
+    both = client.post(
+        "/api/v1/console/failover/",
+        {"server": "oss01", "target": "scratch-OST0000"},
+        content_type="application/json",
+    )
+    assert both.status_code == 400 and "server" in both.json()
+    unknown = client.post(
+        "/api/v1/console/failback/", {"server": "oss09"}, content_type="application/json"
+    )
+    assert unknown.status_code == 400 and "no server named 'oss09'" in unknown.json()["server"][0]
+    lifetime = client.post(
+        "/api/v1/console/failover/",
+        {"server": "oss01", "lifetime": "1 hour"},
+        content_type="application/json",
+    )
+    assert lifetime.status_code == 400 and "ISO 8601" in lifetime.json()["lifetime"][0]
+    short = client.post(
+        "/api/v1/console/maintenance/",
+        {"server": "oss01", "on": True, "hours": 1},
+        content_type="application/json",
+    )
+    assert short.status_code == 400 and "say why" in short.json()["reason"][0]
+
+
+def test_the_audit_log_cannot_be_changed(client, world):
+    entry = AuditEntry.objects.create(
+        username="operator",
+        via=Via.API,
+        act=Act.FAILBACK,
+        object_kind=ObjectKind.SERVER,
+        object_name="oss01",
+        summary="Failback of oss01",
+    )
+    login(client, "admin")
+    url = f"/api/v1/audit/{entry.pk}/"
+    assert client.get(url).json()["object_name"] == "oss01"
+    assert client.delete(url).status_code == 405
+    assert client.patch(url, {"summary": "x"}, content_type="application/json").status_code == 405
+    assert client.get(f"/admin/console/auditentry/{entry.pk}/delete/").status_code == 403
+    with pytest.raises(ImmutableError):
+        entry.delete()
+    entry.summary = "rewritten"
+    with pytest.raises(ImmutableError):
+        entry.save()
+    with pytest.raises(ImmutableError):
+        AuditEntry.objects.filter(pk=entry.pk).update(summary="rewritten")
+    with pytest.raises(ImmutableError):
+        AuditEntry.objects.all().delete()
+    found = client.get("/api/v1/audit/?user=operator&act=failback").json()
+    assert [row["id"] for row in found["results"]] == [entry.pk]
+    assert client.get("/api/v1/audit/?since=yesterday").status_code == 400
+    page = client.get("/console/audit/?object=oss01").content.decode()
+    assert "Failback of oss01" in page
