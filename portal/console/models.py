@@ -127,7 +127,6 @@ class DriveReplacement(models.Model):
         max_length=16, choices=ReplacementState.choices, default=ReplacementState.LOCATING
     )
     progress = models.PositiveSmallIntegerField(default=0, help_text="percent, as the array says")
-    spare = models.CharField(max_length=32, blank=True, help_text="the hot spare in use, if any")
     message = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)

@@ -148,7 +148,6 @@ def drive_replace(request, name: str, address: str):
         "error": error,
         "proposal": proposal,
         "can_act": has_role(request.user, Role.OPERATOR),
-        "spare": drives.spare_for(drive),
     }
     if request.headers.get("HX-Request"):
         return render(request, "console/_replacement.html", context)

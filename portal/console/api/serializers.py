@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from portal.console.choices import Act
 from portal.console.models import AuditEntry
 
 
@@ -74,6 +73,3 @@ class ReadParamSerializer(serializers.Serializer):
 
 class ConfirmSerializer(serializers.Serializer):
     confirm = serializers.BooleanField(default=False)
-
-
-ACTS = [choice for choice, _ in Act.choices]

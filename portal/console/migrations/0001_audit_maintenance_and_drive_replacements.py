@@ -47,7 +47,6 @@ class Migration(migrations.Migration):
                 ('volume_group', models.CharField(blank=True, max_length=48)),
                 ('state', models.CharField(choices=[('locating', 'Locate LED on'), ('reconstructing', 'Reconstructing'), ('copyback', 'Copying back from the hot spare'), ('done', 'Optimal again'), ('failed', 'Stopped')], default='locating', max_length=16)),
                 ('progress', models.PositiveSmallIntegerField(default=0, help_text='percent, as the array says')),
-                ('spare', models.CharField(blank=True, help_text='the hot spare in use, if any', max_length=32)),
                 ('message', models.TextField(blank=True)),
                 ('created', models.DateTimeField(auto_now_add=True)),
                 ('finished', models.DateTimeField(blank=True, null=True)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
@@ -84,7 +84,6 @@ class ClusterPlan:
     after: list[Action]
     expect: dict[str, str]
     result: WhatIf
-    refusals: list[str] = field(default_factory=list)
 
     @property
     def proposal(self) -> Proposal:
@@ -302,7 +301,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
             raise Refused(
                 _field(subject), [f"Pacemaker would not run {', '.join(elsewhere)} on {host}"]
             )
-    return ClusterPlan(act, subject, pair, actions, after, expect, result, refusals)
+    return ClusterPlan(act, subject, pair, actions, after, expect, result)
 
 
 def _field(subject: Server | Target) -> str:

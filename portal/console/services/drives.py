@@ -69,11 +69,6 @@ def latest_replacement(drive: Drive) -> DriveReplacement | None:
     return DriveReplacement.objects.filter(drive=drive).select_related("job").first()
 
 
-def spare_for(drive: Drive) -> str:
-    replacement = open_replacement(drive)
-    return replacement.spare if replacement else ""
-
-
 def _user(author: Author):
     return author.user if getattr(author.user, "is_authenticated", False) else None
 
