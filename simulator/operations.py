@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno as errno_codes
 
-from simulator import topology
+from simulator import topology, tunables
 from simulator.state import RackError
 from simulator.topology import (
     FORMAT_EFFICIENCY,
@@ -310,6 +310,9 @@ def mount_target(state: dict, host: str, device: str, mountpoint: str, now: floa
     target["mounted_at"] = now
     target["mount_count"] = target.get("mount_count", 0) + 1
     server["mounts"][target["label"]] = {"device": target["device"], "mountpoint": mountpoint}
+    # The target's MGC reads the MGS's params log: every `lctl set_param -P` is set again on
+    # this server, over the new target's defaults (and over values set by hand).
+    tunables.apply_config_log(state, host)
     return target
 
 
@@ -327,6 +330,7 @@ def release_target(state: dict, target: dict) -> None:
     """The target stops on its server (umount, crash, power off)."""
     host = target.get("mounted_on")
     if host:
+        tunables.forget_target_params(state, target)  # its tunables start again at the next mount
         state["servers"][host]["mounts"].pop(target["label"], None)
     target["mounted_on"] = None
     target["mountpoint"] = None

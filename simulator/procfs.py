@@ -15,6 +15,7 @@ real one reads `/`:
 | `sys/kernel/debug/lustre/ost/OSS/{ost,ost_io,ost_create}/stats` | OSS services (debugfs) |
 | `sys/kernel/debug/lustre/mds/MDS/mdt/stats` | MDS service (debugfs) |
 | `sys/kernel/debug/lnet/stats` | LNet counters (debugfs) |
+| `sys/fs/lustre/{osd-ldiskfs,osp,ost/OSS/ost_io,...}/...` (`osc/` links) | simulator.tunables |
 | `proc/{stat,meminfo,loadavg,mounts}` | the node |
 | `dev/mapper/<volume>` | multipath devices visible to the server (empty files) |
 | `bin/` | the virtual commands (see simulator/commands) |
@@ -30,12 +31,12 @@ import shutil
 from pathlib import Path
 
 from simulator import counters as C
+from simulator import tunables as T
 from simulator.state import write_atomic
-from simulator.topology import host_volumes, target_health
+from simulator.topology import NCPU, host_volumes, target_health
 from simulator.workload import host_counters, target_counters
 
 LUSTRE_VERSION = "2.15.4"
-NCPU = 32
 MEM_TOTAL_KB = 196_608_000
 RECOVERY_WINDOW = 150.0
 
@@ -254,7 +255,6 @@ def render_host(
             writer.write(f"{proc_dir}/recovery_status", recovery_status(state, target, now))
             _capacity_files(sys_dir, target, writer)
             writer.write(f"{sys_dir}/num_exports", f"{exports}\n")
-            writer.write(f"{sys_dir}/job_cleanup_interval", "600\n")
             if kind == "OST":
                 writer.write(f"{sys_dir}/tot_granted", f"{exports * 64 * 1024 * 1024}\n")
                 writer.write(f"{sys_dir}/tot_dirty", "0\n")
@@ -267,11 +267,9 @@ def render_host(
         writer.write(f"{osd}/mntdev", f"{target['device']}\n")
         writer.write(f"{osd}/blocksize", "4096\n")
 
-    # Values set with `lctl set_param` stay until the server reboots.
-    for rel, value in server.get("params", {}).items():
-        path = f"{base}/{rel}"
-        if os.path.exists(os.path.dirname(path)):
-            writer.write(path, f"{value}\n")
+    # Values set with `lctl set_param` (or by the MGS's params log: at each target mount and
+    # each `set_param -P`) stay until the server reboots or their target remounts.
+    _params(base, state, host, writer)
 
     hc = host_counters(store, server)
     if server["role"] == "mds":
@@ -365,3 +363,44 @@ def _node_files(base: str, server: dict, hc: dict, now: float, writer: TreeWrite
         f"{max(0.0, now - server['booted']):.2f} "
         f"{max(0.0, now - server['booted']) * NCPU * 0.95:.2f}\n",
     )
+
+
+def _params(base: str, state: dict, host: str, writer: TreeWriter) -> None:
+    """Write every tunable of a running server: its value set, else its default."""
+    table = T.tunables(state, host)
+    values = state["servers"][host].get("params", {})
+    for rel, tunable in table.items():
+        writer.write(f"{base}/{rel}", values.get(rel, tunable.default) + "\n")
+    sys_lustre = Path(base, "sys/fs/lustre")
+    osps = {rel.split("/")[4] for rel in table if rel.startswith(T.OSP_DIR + "/")}
+    _prune(sys_lustre / "osp", osps, writer)
+    for name in os.listdir(sys_lustre / "osc") if (sys_lustre / "osc").is_dir() else []:
+        if name not in osps:
+            _remove(sys_lustre / "osc" / name, writer)
+            writer.links.discard(str(sys_lustre / "osc" / name))
+    for name in osps:
+        writer.link(f"{sys_lustre}/osc/{name}", f"../osp/{name}")
+    namespaces = {rel.split("/")[5] for rel in table if rel.startswith(T.NAMESPACES_DIR + "/")}
+    _prune(Path(base, T.NAMESPACES_DIR), namespaces, writer)
+
+
+class _ComparingWriter(TreeWriter):
+    """A TreeWriter with no memory of earlier writes: it compares with the file instead."""
+
+    def write(self, path: Path | str, text: str) -> None:
+        try:
+            with open(path) as handle:
+                if handle.read() == text:
+                    return
+        except OSError:
+            pass
+        super().write(path, text)
+
+
+def refresh_params(rack_root: Path, state: dict, host: str) -> None:
+    """Bring a running server's tunables in line with the state before lctl reads them (the
+    MDS's OSP devices of OSTs formatted since its tree was last written, for one)."""
+    if state["servers"][host]["state"] != "up":
+        return
+    writer = _ComparingWriter()
+    _params(str(tree_base(rack_root, state, host, writer)), state, host, writer)

@@ -14,6 +14,7 @@ import re
 from provisioning import names
 from simulator.state import RackError
 
+NCPU = 32  # cores of every virtual server
 # Usable share of a volume once formatted (DESIGN §2: data drives x size x 0.927).
 FORMAT_EFFICIENCY = 0.927
 # Bytes of OST space per inode (mkfs.lustre's ratio for large OSTs) and per MDT inode.
