@@ -37,15 +37,15 @@ group's `copyback`; optimal meanwhile), then the spare is a standby spare again.
 the new drive is "replaced" (a member holding nothing: the group stays degraded; an
 unfinished reconstruction onto a spare is dropped and the spare returned) until `SMcli`'s
 `start drive [t,d,s] reconstruct;` rebuilds onto it. Both take the rack's `rebuild_seconds`
-(`simulator.workload.rebuild_seconds`).
+(`simulator.rebuilds.rebuild_seconds`).
 """
 
 from __future__ import annotations
 
 from simulator import cluster, operations
+from simulator.rebuilds import copy_back, start_copyback
 from simulator.state import RackError
 from simulator.topology import drive_at, touch, volume_group_health
-from simulator.workload import copy_back, start_copyback
 
 KINDS = {
     "server-crash",

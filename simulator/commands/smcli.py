@@ -77,104 +77,28 @@ from pathlib import Path
 
 from simulator import operations
 from simulator.commands import Context
-from simulator.topology import drive_at, touch, volume_group_health
-from simulator.workload import rebuild_seconds
-
-EXIT_USAGE, EXIT_NO_SCRIPT, EXIT_NO_ARRAY, EXIT_NAME = 1, 2, 4, 9
-EXIT_SYNTAX, EXIT_COMMUNICATE, EXIT_EXECUTION = 13, 14, 16
-UNITS = {"bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-
-
-class ScriptError(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-def _split_commands(script: str) -> list[str]:
-    commands, current, quoted = [], [], False
-    for c in script:
-        if c == '"':
-            quoted = not quoted
-        if c == ";" and not quoted:
-            commands.append("".join(current).strip())
-            current = []
-        else:
-            current.append(c)
-    if "".join(current).strip():
-        raise ScriptError(
-            EXIT_SYNTAX, f'Error 13 - A semicolon is missing after "{"".join(current).strip()}"'
-        )
-    return [c for c in commands if c]
+from simulator.commands.smcli_drives import DriveCommands
+from simulator.commands.smcli_script import (
+    DRIVE_RE,
+    EXIT_COMMUNICATE,
+    EXIT_EXECUTION,
+    EXIT_NAME,
+    EXIT_NO_ARRAY,
+    EXIT_NO_SCRIPT,
+    EXIT_SYNTAX,
+    EXIT_USAGE,
+    UNITS,
+    ScriptError,
+    gigabytes,
+    name_argument,
+    parse_attributes,
+    parse_drives,
+    split_commands,
+)
+from simulator.topology import drive_at, volume_group_health
 
 
-def _gb(value: int) -> str:
-    return f"{value / 1e9:,.3f} GB"
-
-
-def _name_arg(text: str) -> str | None:
-    match = re.search(r'\[\s*"([^"]+)"\s*\]|"([^"]+)"', text)
-    return (match.group(1) or match.group(2)) if match else None
-
-
-def _attrs(text: str) -> dict[str, str]:
-    attrs = {}
-    for match in re.finditer(r'(\w+)\s*=\s*("([^"]*)"|\(([^)]*)\)|(\S+))', text):
-        value = (
-            match.group(3)
-            if match.group(3) is not None
-            else (match.group(4) if match.group(4) is not None else match.group(5))
-        )
-        attrs[match.group(1).lower()] = value.strip()
-    return attrs
-
-
-# The drive table's ROLE, and the drive details' Mode (SANtricity's role states).
-ROLES = {
-    "unassigned": "Unassigned",
-    "assigned": "Assigned",
-    "replaced": "Assigned",
-    "hot_spare": "Hot spare",
-    "spare_in_use": "Hot spare (in use)",
-}
-MODES = {
-    "unassigned": "Unassigned",
-    "assigned": "Assigned",
-    "replaced": "Assigned",
-    "hot_spare": "Hot spare standby",
-    "spare_in_use": "Hot spare in use",
-}
-OPERATIONS = {"rebuild": "Reconstruction", "copyback": "Copyback"}
-DRIVE_RE = r"\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]"
-
-
-def _role(drive: dict, names: dict[str, str]) -> str:
-    """A failed drive keeps the role it had (a member's, a spare's)."""
-    state = drive["state"]
-    if state == "failed":
-        previous = drive.get("previous")
-        state = previous if previous in names else ("assigned" if drive.get("vg") else "")
-    return names.get(state, names["unassigned"])
-
-
-def _time_left(seconds: float) -> str:
-    if seconds < 60:
-        return "less than a minute"
-    hours, minutes = divmod(int(seconds // 60), 60)
-    return f"{hours} hr {minutes} min" if hours else f"{minutes} min"
-
-
-def _drives(text: str) -> list[tuple[int, int, int]]:
-    drives = []
-    for item in text.split():
-        parts = item.split(",")
-        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
-            raise ScriptError(EXIT_SYNTAX, f"Error 13 - invalid drive location {item}")
-        drives.append(tuple(int(p) for p in parts))
-    return drives
-
-
-class Session:
+class Session(DriveCommands):
     def __init__(self, ctx: Context, state: dict, array: dict):
         self.ctx = ctx
         self.state = state
@@ -227,139 +151,6 @@ class Session:
                 f"   Controller {name}:          {'Online' if status == 'optimal' else 'Failed'}"
             )
 
-    def _drive(self, address: tuple[int, int, int]) -> dict:
-        drive = drive_at(self.array, *address)
-        if drive is None:
-            tray, drawer, slot = address
-            raise ScriptError(
-                EXIT_EXECUTION,
-                f"Error 16 - There is no drive at tray {tray}, drawer {drawer}, slot {slot}.",
-            )
-        return drive
-
-    def show_drives(self, only: tuple[int, int, int] | None = None, details: bool = False) -> None:
-        array = self.array
-        if only:
-            self._drive(only)
-        size = int(array["drive_tb"] * 1e12)
-        shown = []
-        self.ctx.print("DRIVES------------------------------")
-        self.ctx.print(
-            "   TRAY, DRAWER, SLOT  STATUS     CAPACITY        ROLE           VOLUME GROUP"
-        )
-        for enclosure in array["enclosures"]:
-            for key, drive in sorted(
-                enclosure["drives"].items(), key=lambda kv: tuple(int(x) for x in kv[0].split(","))
-            ):
-                d, s = (int(x) for x in key.split(","))
-                if only and only != (enclosure["tray"], d, s):
-                    continue
-                if drive["state"] == "failed":
-                    status = "Failed"
-                elif d in enclosure["drawers_offline"]:
-                    status = "Missing"
-                elif drive["state"] == "replaced":
-                    status = "Replaced"
-                else:
-                    status = "Optimal"
-                location = f"{enclosure['tray']}, {d}, {s}"
-                self.ctx.print(
-                    f"   {location:<18}  {status:<9}  {_gb(size):<14}  "
-                    f"{_role(drive, ROLES):<18} {drive['vg'] or ''}"
-                )
-                shown.append((enclosure["tray"], d, s, status, drive))
-        if not details:
-            return
-        self.ctx.print("")
-        self.ctx.print("   DETAILS")
-        for tray, d, s, status, drive in shown:
-            self.ctx.print(f"      Drive at Tray {tray}, Drawer {d}, Slot {s}")
-            self.ctx.print(f"         Status:                   {status}")
-            self.ctx.print(f"         Mode:                     {_role(drive, MODES)}")
-            if drive.get("vg"):
-                self.ctx.print(f"         Associated volume group:  {drive['vg']}")
-            self.ctx.print(
-                f"         Locate:                   {'On' if drive.get('locate') else 'Off'}"
-            )
-            self.ctx.print("")
-
-    def show_operations(self) -> None:
-        """`show storageArray longRunningOperations`: volume groups under reconstruction or
-        copyback, as SANtricity lists its long-running operations."""
-        seconds = rebuild_seconds(self.state, self.array)
-        rows = []
-        for name, group in sorted(self.array["volume_groups"].items()):
-            for key, label in OPERATIONS.items():
-                operation = group.get(key)
-                if operation:
-                    elapsed = operation.get("elapsed", operation["progress"] * seconds / 100)
-                    rows.append(
-                        (name, label, f"{operation['progress']}% COMPLETED", seconds - elapsed)
-                    )
-        width = max([17] + [len(row[0]) + 2 for row in rows])
-        self.ctx.print(
-            f"{'LOGICAL DEVICES':<{width}} {'OPERATION':<17} {'STATUS':<14} TIME REMAINING"
-        )
-        for name, label, status, left in rows:
-            self.ctx.print(f"{name:<{width}} {label:<17} {status:<14} {_time_left(left)}")
-
-    # -- drive service: locate, reconstruct -------------------------------------------------
-
-    def locate_drive(self, address: tuple[int, int, int]) -> None:
-        """One indicator light blinks per array: starting another moves it."""
-        drive = self._drive(address)
-        self.stop_locate()
-        drive["locate"] = True
-
-    def stop_locate(self) -> None:
-        for enclosure in self.array["enclosures"]:
-            for drive in enclosure["drives"].values():
-                drive.pop("locate", None)
-
-    def reconstruct_drive(self, address: tuple[int, int, int]) -> None:
-        """Reconstruct a replaced member onto itself (group["rebuild"] with the drive as its
-        own spare; simulator.workload advances and finishes it)."""
-        drive = self._drive(address)
-        where = "tray {}, drawer {}, slot {}".format(*address)
-        if drive["state"] == "failed":
-            raise ScriptError(
-                EXIT_EXECUTION,
-                f"Error 16 - The drive at {where} has failed: replace it before reconstructing it.",
-            )
-        group = self.array["volume_groups"].get(drive.get("vg") or "")
-        for member in group["drives"] if group else []:
-            if (drive_at(self.array, *member) or {}).get("replaces") == list(address):
-                raise ScriptError(
-                    EXIT_EXECUTION,
-                    f"Error 16 - The drive at {where} gets its data back by copyback from the "
-                    "hot spare at tray {}, drawer {}, slot {}.".format(*member),
-                )
-        if drive["state"] != "replaced" or group is None or list(address) not in group["drives"]:
-            raise ScriptError(
-                EXIT_EXECUTION,
-                f"Error 16 - The drive at {where} is not a replaced drive of a degraded volume "
-                "group: there is nothing to reconstruct.",
-            )
-        if volume_group_health(self.array, group)["state"] == "failed":
-            raise ScriptError(
-                EXIT_EXECUTION,
-                f'Error 16 - The volume group "{group["name"]}" has failed (more drives lost '
-                f"than RAID {group['raid']} survives): it cannot be reconstructed.",
-            )
-        if group.get("rebuild"):
-            raise ScriptError(
-                EXIT_EXECUTION,
-                f"Error 16 - A reconstruction is already in progress in volume group "
-                f'"{group["name"]}".',
-            )
-        group["rebuild"] = {
-            "progress": 0,
-            "elapsed": 0.0,
-            "spare": list(address),
-            "replacing": list(address),
-        }
-        touch(self.array)
-
     def show_groups(self, only: str | None = None) -> None:
         array = self.array
         groups = array["volume_groups"]
@@ -389,8 +180,8 @@ class Session:
             if health["replaced_drives"]:
                 self.ctx.print(f"   Replaced drives:     {health['replaced_drives']}")
             self.ctx.print(f"   Redundancy left:     {health['redundancy_left']}")
-            self.ctx.print(f"   Capacity:            {_gb(capacity)}")
-            self.ctx.print(f"   Free capacity:       {_gb(free)}")
+            self.ctx.print(f"   Capacity:            {gigabytes(capacity)}")
+            self.ctx.print(f"   Free capacity:       {gigabytes(free)}")
             self.ctx.print(
                 "   Drive locations:     "
                 + " ".join(",".join(str(x) for x in d) for d in group["drives"])
@@ -412,7 +203,7 @@ class Session:
             health = volume_group_health(array, group)["state"].capitalize()
             owner = operations.topology.controller_serving(array, volume) or "-"
             self.ctx.print(
-                f"{name:<20} {health:<10} {_gb(volume['capacity_bytes']):<19} "
+                f"{name:<20} {health:<10} {gigabytes(volume['capacity_bytes']):<19} "
                 f"{group['raid']:<11} {volume['vg']:<17} "
                 f"{volume['segment_kib']:>4} KB  {owner}"
             )
@@ -441,7 +232,7 @@ class Session:
     # -- create / delete / set ------------------------------------------------------------
 
     def create_group(self, text: str) -> None:
-        attrs = _attrs(text)
+        attrs = parse_attributes(text)
         for required in ("drives", "raidlevel", "userlabel"):
             if required not in attrs:
                 raise ScriptError(EXIT_SYNTAX, f"Error 13 - create volumeGroup needs {required}")
@@ -449,7 +240,7 @@ class Session:
             operations.create_volume_group(
                 self.state,
                 self.array["name"],
-                _drives(attrs["drives"]),
+                parse_drives(attrs["drives"]),
                 attrs["raidlevel"],
                 attrs["userlabel"],
             )
@@ -457,7 +248,7 @@ class Session:
             raise ScriptError(EXIT_EXECUTION, f"Error 16 - {problem}") from None
 
     def create_volume(self, text: str) -> None:
-        attrs = _attrs(text)
+        attrs = parse_attributes(text)
         for required in ("volumegroup", "userlabel"):
             if required not in attrs:
                 raise ScriptError(EXIT_SYNTAX, f"Error 13 - create volume needs {required}")
@@ -488,7 +279,7 @@ class Session:
         return self.array.setdefault("host_groups", {}), self.array.setdefault("mappings", {})
 
     def create_host_group(self, text: str) -> None:
-        label = _attrs(text).get("userlabel")
+        label = parse_attributes(text).get("userlabel")
         if not label:
             raise ScriptError(EXIT_SYNTAX, "Error 13 - create hostGroup needs userLabel")
         groups, _ = self._partitions()
@@ -499,7 +290,7 @@ class Session:
         groups[label] = []
 
     def create_host(self, text: str) -> None:
-        attrs = _attrs(text)
+        attrs = parse_attributes(text)
         label, group = attrs.get("userlabel"), attrs.get("hostgroup")
         if not label or not group:
             raise ScriptError(EXIT_SYNTAX, "Error 13 - create host needs userLabel and hostGroup")
@@ -513,7 +304,7 @@ class Session:
         groups[group].append(label)
 
     def create_mapping(self, text: str) -> None:
-        attrs = _attrs(text)
+        attrs = parse_attributes(text)
         volume, group = attrs.get("volume"), attrs.get("hostgroup")
         lun = attrs.get("logicalunitnumber")
         if not volume or not group or lun is None or not lun.isdigit():
@@ -599,11 +390,11 @@ class Session:
             elif lowered[:2] == ["show", "allvolumegroups"]:
                 self.show_groups()
             elif lowered[:2] == ["show", "volumegroup"]:
-                self.show_groups(_name_arg(rest))
+                self.show_groups(name_argument(rest))
             elif lowered[:2] == ["show", "allvolumes"]:
                 self.show_volumes()
             elif lowered[:2] == ["show", "volume"]:
-                self.show_volumes(_name_arg(rest))
+                self.show_volumes(name_argument(rest))
             elif lowered[:2] == ["show", "allcontrollers"]:
                 self.show_controllers()
             elif lowered[:2] == ["show", "controller"]:
@@ -622,10 +413,10 @@ class Session:
             elif lowered[:2] == ["create", "volume"]:
                 self.create_volume(rest)
             elif lowered[:2] == ["delete", "volume"]:
-                operations.delete_volume(self.state, self.array["name"], _name_arg(rest) or "")
+                operations.delete_volume(self.state, self.array["name"], name_argument(rest) or "")
             elif lowered[:2] == ["delete", "volumegroup"]:
                 operations.delete_volume_group(
-                    self.state, self.array["name"], _name_arg(rest) or ""
+                    self.state, self.array["name"], name_argument(rest) or ""
                 )
             elif lowered[:2] == ["set", "drive"]:
                 match = re.search(
@@ -686,7 +477,7 @@ def run(ctx: Context, argv: list[str]) -> int:
         )
         return EXIT_USAGE
     try:
-        commands = _split_commands(script)
+        commands = split_commands(script)
     except ScriptError as problem:
         ctx.error(f"{problem}\n\nSMcli failed.")
         return problem.code
