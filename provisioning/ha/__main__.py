@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,56 +95,73 @@ def _load_plan(path: Path) -> Any:
         raise HAConfigError(str(path), f"not JSON: {error}") from error
 
 
+def _target_lines(
+    primaries: dict[str, str | None],
+    placements: dict[str, str | None],
+    before: dict[str, str | None] | None = None,
+) -> list[str]:
+    """One line per target: where it runs, whether that is home, and (`before`) where it ran."""
+    width = max(map(len, primaries), default=0)
+    lines = []
+    for label, primary in primaries.items():
+        where = placements.get(label)
+        if where is None:
+            note = "NOT RUNNING"
+        elif where == primary:
+            note = "on its primary"
+        else:
+            note = "on its failover server"
+        if before is not None and before.get(label) != where:
+            note += f" (was {before.get(label) or 'not running'})"
+        lines.append(f"{label:<{width}}  {where or '-':<10}  {note}")
+    return lines
+
+
 def _report(plan: dict[str, Any], what_ifs: Sequence[str], result: SimulationResult) -> str:
-    targets = read_plan(plan).targets
-    width = max(len(target.label) for target in targets)
+    primaries = {target.label: target.primary for target in read_plan(plan).targets}
     lines = [
         f"what-if: {' then '.join(what_ifs) if what_ifs else 'both servers up'}",
         f"fenced:  {', '.join(result.fenced) if result.fenced else 'nothing'}",
         f"online:  {', '.join(result.online_nodes) if result.online_nodes else 'no server'}",
         "",
+        *_target_lines(primaries, result.placements),
     ]
-    for target in targets:
-        where = result.placements.get(target.label)
-        if where is None:
-            note = "NOT RUNNING"
-        elif where == target.primary:
-            note = "on its primary"
-        else:
-            note = "on its failover server"
-        lines.append(f"{target.label:<{width}}  {where or '-':<10}  {note}")
     return "\n".join(lines) + "\n"
+
+
+def _simulated(run: Callable[[], Any]) -> tuple[Any, int]:
+    """Run a what-if: its result, or its error printed and the exit status it gives."""
+    try:
+        return run(), 0
+    except WhatIfError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None, EXIT_BAD_INPUT
+    except SimulationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None, EXIT_TOOL_FAILED
+
+
+def _operator_acts(what_ifs: Sequence[str]) -> list:
+    actions = [parse_action(text) for text in what_ifs]
+    if not actions or None in actions:
+        raise WhatIfError("--live-cib takes operator acts only (move, ban, clear, standby)")
+    return actions
 
 
 def _live(plan: dict[str, Any], arguments: argparse.Namespace) -> int:
     """Operator acts on a running pair's CIB: which targets move where."""
     try:
         live = arguments.live_cib.read_text()
-        actions = [parse_action(text) for text in arguments.what_if]
-        if not actions or None in actions:
-            raise WhatIfError("--live-cib takes operator acts only (move, ban, clear, standby)")
-        result = what_if(live, actions)
     except OSError as error:
         print(f"error: {arguments.live_cib}: cannot read: {error.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except WhatIfError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except SimulationError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_TOOL_FAILED
+    result, status = _simulated(lambda: what_if(live, _operator_acts(arguments.what_if)))
+    if result is None:
+        return status
+    planned = {target.label: target.primary for target in read_plan(plan).targets}
+    primaries = {label: planned.get(label) for label in sorted(result.after)}
     print(f"what-if: {' then '.join(arguments.what_if)} (from the live cluster)")
-    targets = {target.label: target for target in read_plan(plan).targets}
-    for label, where in sorted(result.after.items()):
-        before = result.before.get(label)
-        home = targets[label].primary if label in targets else None
-        note = (
-            "NOT RUNNING"
-            if where is None
-            else ("on its primary" if where == home else "on its failover server")
-        )
-        change = f"(was {before or 'not running'})" if before != where else ""
-        print(f"{label:<20}  {where or '-':<10}  {note} {change}".rstrip())
+    print("\n".join(_target_lines(primaries, result.after, result.before)))
     return 0
 
 
@@ -171,14 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.pcs:
         sys.stdout.write(build_pcs_script(plan, credentials))
     if arguments.what_if or not (arguments.cib or arguments.pcs):
-        try:
-            result = simulate(cib_xml, failures)
-        except WhatIfError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except SimulationError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return EXIT_TOOL_FAILED
+        result, status = _simulated(lambda: simulate(cib_xml, failures))
+        if result is None:
+            return status
         if not arguments.what_if:
             check = verify(result.cib_xml)
             print(f"crm_verify (both servers up): {'OK' if check.ok else check.output}")

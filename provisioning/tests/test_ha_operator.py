@@ -69,40 +69,19 @@ def test_bad_acts_are_refused_by_name(running):
 def test_the_command_line_on_a_live_cib(running, tmp_path):
     live = tmp_path / "cib.xml"
     live.write_text(running)
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "provisioning.ha",
-            str(PLAN),
-            "--live-cib",
-            str(live),
-            "--what-if",
-            "standby:oss02",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+    def what_if_on_live(act: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "provisioning.ha", str(PLAN), "--live-cib", str(live)]
+            + ["--what-if", act],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    completed = what_if_on_live("standby:oss02")
     assert completed.returncode == 0, completed.stderr
-    assert (
-        "scratch-OST0001       oss01       on its failover server (was oss02)" in completed.stdout
-    )
-    refused = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "provisioning.ha",
-            str(PLAN),
-            "--live-cib",
-            str(live),
-            "--what-if",
-            "node-lost:oss01",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    assert "scratch-OST0001  oss01       on its failover server (was oss02)" in completed.stdout
+    refused = what_if_on_live("node-lost:oss01")
     assert refused.returncode == 2 and "operator acts only" in refused.stderr
