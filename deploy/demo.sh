@@ -89,7 +89,9 @@ start)
     # A workload with something for the analytics to find (simulator/workload.py, "demo").
     start_daemon mail "$venv/python" -m portal.alerts.mailcatcher \
         --listen "127.0.0.1:$OSTARA_SMTP_PORT" --maildir "$OSTARA_CAUGHT_MAIL_DIR"
-    start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo
+    # A drive's reconstruction in two minutes, not the hours of a real 4 TB drive.
+    start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo \
+        --rebuild-seconds 120
     virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
         --concurrency 2 --hostname "ostara-demo@%h"

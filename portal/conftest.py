@@ -72,6 +72,8 @@ def celery_worker(services, django_db_setup, django_db_blocker):
         env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
     # Jobs the worker runs act on this virtual rack (the `worker_rack` fixture fills it).
     env["OSTARA_VIRTUAL_RACK"] = str(WORKER_RACK)
+    # A drive replacement on the virtual rack takes seconds (its `rebuild_seconds`): look often.
+    env["OSTARA_DRIVE_POLL_SECONDS"] = "1"
     log = open(settings.RUN_DIR / "log" / "test-worker.log", "ab")  # noqa: SIM115
     hostname = f"pytest-{os.getpid()}@localhost"
     process = subprocess.Popen(

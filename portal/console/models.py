@@ -81,8 +81,8 @@ class AuditEntry(models.Model):
 
 
 class Maintenance(models.Model):
-    """A server taken out of service: its targets on the partner, the node in standby, its
-    alerts silenced for the window."""
+    """A server taken out of service: its targets on the partner, the node in standby, the
+    alerts of the server and of its targets (orange on the partner) silenced for the window."""
 
     server = models.ForeignKey(
         "inventory.Server", on_delete=models.PROTECT, related_name="maintenances"
@@ -91,12 +91,11 @@ class Maintenance(models.Model):
     started = models.DateTimeField(default=timezone.now)
     ends = models.DateTimeField(help_text="when the alerts' silence ends")
     ended = models.DateTimeField(null=True, blank=True)
-    silence = models.ForeignKey(
+    silences = models.ManyToManyField(
         "alerts.Silence",
-        on_delete=models.PROTECT,
         related_name="maintenances",
-        null=True,
         blank=True,
+        help_text="the server and the targets it serves, silenced for the window",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="maintenances"

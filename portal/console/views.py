@@ -73,7 +73,7 @@ def _act(request, kind: str, name: str, slug: str):
             reasons = [str(error)]
         status = 400
     else:
-        return redirect("jobs:detail", pk=job.pk)
+        return redirect("jobs:job-detail", pk=job.pk)
     return render(
         request,
         "console/act.html",
@@ -177,7 +177,7 @@ def parameters(request):
                     permanent=values["permanent"],
                     confirmed=bool(request.POST.get("confirm")),
                 )
-                return redirect("jobs:detail", pk=job.pk)
+                return redirect("jobs:job-detail", pk=job.pk)
             reading = params.read(chosen, values["name"], values["servers"] or None)
         except ConfirmationNeeded as needed:
             proposal = needed.proposal
@@ -245,7 +245,7 @@ def audit_revert(request, pk: int):
     except ConsoleError as refusal:
         error = str(refusal)
     else:
-        return redirect("jobs:detail", pk=job.pk)
+        return redirect("jobs:job-detail", pk=job.pk)
     return render(
         request,
         "console/revert.html",

@@ -200,6 +200,8 @@ class ServerFacts:
     power_answered: bool | None = None
     power_on: bool | None = None
     power_polled_by: str | None = None
+    # An operator's open maintenance window (the console): "until 2026-11-23 16:00: reason".
+    maintenance: str | None = None
     key: str = ""
 
 
@@ -434,7 +436,11 @@ def _server(
         )
     own = [t for t in unit.targets if t.primary == server.hostname and t.in_service]
     moved = [t for t in own if t.served_by and t.served_by != server.hostname]
-    if moved:
+    if server.maintenance:
+        # Taken out on purpose: its targets on the partner are the plan, not a failure.
+        away = f"; {len(moved)} of its {len(own)} targets run on its partner" if moved else ""
+        node.raise_to(ORANGE, f"in maintenance {server.maintenance}{away}")
+    elif moved:
         where = ", ".join(sorted({t.served_by for t in moved}))
         if len(moved) == len(own):
             # Every one of its targets left it: it crashed, was fenced, or lost its SAS or LNet

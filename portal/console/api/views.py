@@ -40,6 +40,13 @@ from portal.console.views import filter_entries
 from portal.inventory.models import Filesystem, StorageArray
 
 
+def _validated(serializer_class, request) -> dict:
+    """The request's body checked by the serializer (400 naming each field otherwise)."""
+    body = serializer_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 def _answer(call) -> Response:
     try:
         job = call()
@@ -78,9 +85,7 @@ class ConsoleViewSet(viewsets.ViewSet):
     permission_classes = [OperatorWrites]
 
     def _cluster(self, request, act: str) -> Response:
-        body = ClusterActSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = _validated(ClusterActSerializer, request)
         kind = ObjectKind.SERVER if data.get("server") else ObjectKind.TARGET
 
         def call():
@@ -108,9 +113,7 @@ class ConsoleViewSet(viewsets.ViewSet):
     @extend_schema(request=MaintenanceSerializer, responses={202: None})
     @action(detail=False, methods=["post"])
     def maintenance(self, request):
-        body = MaintenanceSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = _validated(MaintenanceSerializer, request)
 
         def call():
             subject = cluster.subject_of(ObjectKind.SERVER, data["server"])
@@ -128,9 +131,7 @@ class ConsoleViewSet(viewsets.ViewSet):
     @extend_schema(request=DriveSerializer, responses={202: None})
     @action(detail=False, methods=["post"])
     def drive(self, request):
-        body = DriveSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = _validated(DriveSerializer, request)
 
         def call():
             array = StorageArray.objects.filter(name=data["array"]).first()
@@ -149,9 +150,7 @@ class ConsoleViewSet(viewsets.ViewSet):
     @extend_schema(request=SetParamSerializer, responses={202: None})
     @action(detail=False, methods=["post"], url_path="set-param")
     def set_param(self, request):
-        body = SetParamSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = _validated(SetParamSerializer, request)
 
         def call():
             filesystem = Filesystem.objects.filter(name=data["filesystem"]).first()

@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
                 ('ended', models.DateTimeField(blank=True, null=True)),
                 ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to=settings.AUTH_USER_MODEL)),
                 ('server', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to='inventory.server')),
-                ('silence', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to='alerts.silence')),
+                ('silences', models.ManyToManyField(blank=True, help_text='the server and the targets it serves, silenced for the window', related_name='maintenances', to='alerts.silence')),
             ],
             options={
                 'ordering': ['-started'],

@@ -141,7 +141,7 @@ def start_replacement(drive: Drive, author: Author, *, confirmed: bool) -> Job:
             pairs=[array.pair],
             user=_user(author),
         )
-        DriveReplacement.objects.filter(pk=replacement.pk).update(job=job)
+        DriveReplacement.objects.filter(pk=replacement.pk).update(job=job, message="")
         audit(
             author,
             Act.DRIVE_REPLACE,
@@ -185,7 +185,11 @@ def _update(replacement: DriveReplacement, **fields) -> None:
 
 
 def stopped(replacement: DriveReplacement, message: str) -> None:
-    if replacement.state != ReplacementState.DONE:
+    """A step failed. Before the reconstruction starts (the new drive not seen yet, the array
+    not answering) the drive stays located: the operator confirms again once it is mended."""
+    if replacement.state == ReplacementState.LOCATING:
+        _update(replacement, message=message)
+    elif replacement.state != ReplacementState.DONE:
         _update(replacement, state=ReplacementState.FAILED, message=message)
 
 

@@ -2,26 +2,30 @@
 Pacemaker (crm_simulate) decides where targets go, the playbooks run the real commands
 (crm_resource, crm_attribute, lctl, SMcli) on the virtual servers, and the health API shows the
 result. One rack for the whole sequence: crash, refused and accepted failback, an LNet link
-down, a drive replaced."""
+down, a maintenance window, a tunable set for good through the MGS and reverted, a drive
+replaced."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from django.utils import timezone
 
 from portal.console.choices import Act, ReplacementState
-from portal.console.models import AuditEntry, DriveReplacement, ImmutableError
+from portal.console.models import AuditEntry, DriveReplacement, ImmutableError, Maintenance
 from portal.console.services import (
     Author,
     ConfirmationNeeded,
+    ConsoleError,
     Refused,
     cluster,
     drives,
+    params,
 )
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
 from portal.health.tests.test_health_on_virtual_rack import wait_for
-from portal.inventory.models import Drive, Server, StorageArray, Target
+from portal.inventory.models import Drive, Filesystem, Server, StorageArray, Target
 from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.worker import run_job
@@ -107,6 +111,60 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
     rack.wait_rounds(2)  # its sensor, stopped with it, reports again
     assert run(cluster.start(Act.FAILBACK, oss01, operator, confirmed=True)).state == "succeeded"
 
+    # Maintenance: oss01's targets go to oss02 and the node to standby; the alerts of the
+    # server and its targets are silenced for the window; ending it brings them home.
+    job = run(
+        cluster.start(
+            Act.MAINTENANCE_START, oss01, operator, confirmed=True, hours=2, reason="BIOS update"
+        )
+    )
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.outcome == "12 targets on oss02; oss01 in standby"
+    assert {rack.placement()[label] for label in OSS01_OSTS} == {"oss02"}
+    window = Maintenance.objects.get(server=oss01, ended__isnull=True)
+    silenced = set(window.silences.values_list("object_label", flat=True))
+    assert silenced == {"oss01", *OSS01_OSTS}
+    assert [act.slug for act in cluster.available(oss01)] == ["maintenance-end"]
+    with pytest.raises(Refused) as refused:
+        cluster.start(Act.FAILBACK, oss01, operator, confirmed=False)
+    assert any("maintenance" in reason for reason in refused.value.reasons)
+    # Orange, not red: the dashboard says it is out on purpose, and until when.
+    in_maintenance = {
+        ("server", "oss01"): ("orange", "in maintenance until"),
+        ("target", "scratch-OST0000"): ("orange", "failover server oss02"),
+    }
+    nodes = wait_for(client, in_maintenance, WITHIN)
+    assert "BIOS update; 12 of its 12 targets run on its partner" in " ".join(
+        nodes[("server", "oss01")]["reasons"]
+    )
+    job = run(cluster.start(Act.MAINTENANCE_END, oss01, operator, confirmed=True))
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.outcome == "12 targets home; oss01 back in service"
+    assert home(rack)
+    window.refresh_from_db()
+    assert window.ended is not None
+    assert all(silence.ends <= timezone.now() for silence in window.silences.all())
+    wait_for(client, {("filesystem", "scratch"): "green"}, WITHIN)
+
+    # A tunable set for good through the MGS reaches every server; the revert puts it back.
+    scratch = Filesystem.objects.get(name="scratch")
+    name = "osd-ldiskfs.*.read_cache_enable"
+    before = params.read(scratch, name)
+    assert set(before.values) == {"mds01", "oss01", "oss02"}
+    with pytest.raises(ConsoleError) as bad:
+        params.start_set(scratch, name, "0;reboot", operator, permanent=True)
+    assert bad.value.field == "value" and "';'" in str(bad.value)
+    job = run(params.start_set(scratch, name, "0", operator, permanent=True, confirmed=True))
+    assert job.state == JobState.SUCCEEDED, job.error
+    after = params.read(scratch, name)
+    assert {v for found in after.values.values() for v in found.values()} == {"0"}
+    assert after.matched == before.matched
+    change = AuditEntry.objects.get(job=job)
+    assert change.revertible
+    job = run(params.start_revert(change, operator, confirmed=True))
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert params.read(scratch, name).values == before.values
+
     # A drive fails; the operator locates it, swaps it, the array reconstructs: optimal again.
     rack.inject("drive-failed", array="ssu01-a", volume_group="ssu01-a-vg00", count=1)
     wait_for(client, {("target", "scratch-OST0000"): "orange"}, WITHIN)
@@ -118,9 +176,9 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
     # Confirmed before the drive went in: the array still reports it failed.
     job = run(drives.start_replacement(drive, operator, confirmed=True))
     assert job.state == JobState.FAILED and "still reports drive" in job.error
-    replacement.refresh_from_db()
-    assert replacement.state == ReplacementState.FAILED
-    DriveReplacement.objects.filter(pk=replacement.pk).update(state=ReplacementState.LOCATING)
+    replacement.refresh_from_db()  # still located: confirm again once the drive is in
+    assert replacement.state == ReplacementState.LOCATING
+    assert "put the new drive in" in replacement.message
     with Rack.open(rack.root) as opened:
         failures.replace_drive(opened, "ssu01-a", address)
         opened.render()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from portal.console.choices import Act, ObjectKind, Via
+from portal.console.choices import KIND_FAILBACK, Act, ObjectKind, Via
 from portal.console.models import AuditEntry, ImmutableError
+from portal.jobs.services import create_job
 
 pytestmark = pytest.mark.django_db
 
@@ -103,7 +104,9 @@ def test_bad_cluster_requests_are_refused_with_the_field(client, world, rack_inv
 
 
 def test_the_audit_log_cannot_be_changed(client, world):
+    job = create_job(KIND_FAILBACK, "Failback of oss01")
     entry = AuditEntry.objects.create(
+        job=job,
         username="operator",
         via=Via.API,
         act=Act.FAILBACK,
@@ -131,3 +134,4 @@ def test_the_audit_log_cannot_be_changed(client, world):
     assert client.get("/api/v1/audit/?since=yesterday").status_code == 400
     page = client.get("/console/audit/?object=oss01").content.decode()
     assert "Failback of oss01" in page
+    assert f'href="/jobs/{job.pk}/"' in page  # its job, one click away

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from portal import influx
 from portal import metric_queries as queries
+from portal.console.models import Maintenance
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
 from portal.health.models import Evaluation, HealthSettings, HealthStatus, StatusChange
@@ -207,6 +208,12 @@ def gather_facts(
     filesystems = {
         fs.pk: rules.FilesystemFacts(fs.name, key=object_key(fs)) for fs in Filesystem.objects.all()
     }
+    windows = {
+        window.server_id: window
+        for window in Maintenance.objects.filter(ended__isnull=True).only(
+            "server_id", "ends", "reason"
+        )
+    }
     # The MDS pair first, then the SSUs in name order.
     pairs.sort(key=lambda pair: (pair.kind != PairKind.MDS, ssu_names.get(pair.pk, pair.name)))
     for pair in pairs:
@@ -218,6 +225,10 @@ def gather_facts(
             servers, sorted(pair.servers.all(), key=lambda s: s.hostname), strict=True
         ):
             server.key = object_key(row)
+            window = windows.get(row.pk)
+            if window is not None:
+                ends = timezone.localtime(window.ends)
+                server.maintenance = f"until {ends:%Y-%m-%d %H:%M}: {window.reason}"
         for server in servers:
             signal_facts(server, metrics, device_arrays, thresholds.sensor_silence_seconds)
         targets = [

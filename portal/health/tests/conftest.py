@@ -57,17 +57,22 @@ def metrics_db(services, settings):
 SENSOR_INTERVAL = 5.0
 
 
-@pytest.fixture
-def virtual_rack(tmp_path):
-    """An MDS pair and the reference SSU on the virtual rack, clustered, not yet running."""
+def reference_rack(root):
+    """An MDS pair and the reference SSU on the virtual rack at `root`, clustered, not yet
+    running."""
     from portal.health.tests.virtual_rack import VirtualRack
 
     rack = VirtualRack(
-        tmp_path / "rack",
-        [load_spec("mds_pair"), load_spec("reference_ssu")],
-        interval=SENSOR_INTERVAL,
+        root, [load_spec("mds_pair"), load_spec("reference_ssu")], interval=SENSOR_INTERVAL
     )
     rack.build()
+    return rack
+
+
+@pytest.fixture
+def virtual_rack(tmp_path):
+    """The reference rack (`reference_rack`) of one test."""
+    rack = reference_rack(tmp_path / "rack")
     yield rack
     rack.stop()
 

@@ -1,7 +1,9 @@
 """A person watching the dashboard in Chromium while a virtual rack, its sensors, Celery beat and
 a Celery worker run for real: all green; a drive fails; three drives of one group fail; an OSS
-crashes; everything is repaired. The page refreshes itself; a screenshot of each state is kept
-with the test results."""
+crashes. An operator mends it from the console: fails the OSS back from its page once it is
+repaired (refused while it is down), and replaces a failed drive (locate, swap, watch the
+reconstruction). The page refreshes itself; a screenshot of each state is kept with the test
+results. The viewer sees no act anywhere."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from django.conf import settings
 
 from portal import influx
 from portal.conftest import REPO
-from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
+from portal.health.tests.conftest import SENSOR_INTERVAL, reference_rack, virtual_rack_thresholds
+from simulator import failures
+from simulator.rack import Rack
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -67,6 +71,44 @@ def metrics_of_the_worker(services):
     return settings.INFLUXDB_DATABASE
 
 
+@pytest.fixture
+def virtual_rack(worker_rack):
+    """The reference rack where the Celery worker's playbooks act: the console's jobs fail back
+    and replace drives on the rack the page watches."""
+    rack = reference_rack(worker_rack)
+    with Rack.open(rack.root) as opened:
+        opened.state["rebuild_seconds"] = 40  # a drive's reconstruction, watched in full
+    yield rack
+    rack.stop()
+
+
+@pytest.fixture
+def operator(browser, live_server, world):
+    """A second browser, the operator's, logged in."""
+    context = browser.new_context(viewport={"width": 1366, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/?next=/")
+    page.fill("#id_username", "operator")
+    page.fill("#id_password", "pw-operator-123!")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    yield page
+    context.close()
+
+
+def open_until(page, url: str, selector: str, seconds: float):
+    """Open `url` again until `selector` is on it (what changes comes from the sensors)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        page.goto(url)
+        if page.locator(selector).count():
+            return page.locator(selector)
+        if time.monotonic() > deadline:
+            text = page.locator("main").inner_text()[:1500]
+            raise AssertionError(f"after {seconds:.0f} s {url} has no {selector}:\n{text}")
+        page.wait_for_timeout(2000)
+
+
 def status_of(page, kind: str, name: str) -> str | None:
     cell = page.locator(f'#overview-panel [data-kind="{kind}"][data-name="{name}"]').first
     return cell.get_attribute("data-status") if cell.count() else None
@@ -99,10 +141,11 @@ def wait_for_chart(page, chart: str, seconds: float, errors: list[str]) -> None:
         raise AssertionError(f"{chart} chart: {html!r}; page errors: {errors}") from None
 
 
-def test_the_dashboard_follows_failures_on_a_virtual_rack(
+def test_the_dashboard_follows_failures_and_the_console_mends_them(
     live_server,
     world,
     page,
+    operator,
     screenshot_dir,
     virtual_rack,
     metrics_of_the_worker,
@@ -178,10 +221,70 @@ def test_the_dashboard_follows_failures_on_a_virtual_rack(
     assert status_of(page, "target", "scratch-OST0001") == "green"
     page.screenshot(path=str(screenshot_dir / "health-4-oss-crash.png"), full_page=True)
 
-    # Everything repaired, the OSTs failed back: green again, and the changes are listed.
+    # The viewer sees what happened, and no act to take.
+    page.goto(f"{live_server.url}/health/servers/oss01/")
+    assert page.locator("#server-actions a").count() == 0
+    page.goto(f"{live_server.url}/")
+
+    # The operator wants it back at once: refused, with the reason.
+    url = live_server.url
+
+    def shot(page, name: str) -> None:
+        page.screenshot(path=str(screenshot_dir / f"{name}.png"), full_page=True)
+
+    operator.goto(f"{url}/health/servers/oss01/")
+    operator.click('#server-actions a[data-act="failback"]')
+    refused = operator.locator("#act-refused").inner_text()
+    assert "oss01 is not online in its cluster" in refused
+    shot(operator, "console-1-failback-refused")
+
+    # Repaired, it rejoins; its targets stay on oss02 until the operator fails it back: the
+    # confirmation shows Pacemaker's what-if, the job moves the 12 targets home.
     virtual_rack.clear_all()
-    virtual_rack.fail_back()
+    moves = open_until(operator, f"{url}/console/servers/oss01/failback/", "#what-if-moves li", 90)
+    assert moves.count() == 12
+    assert "scratch-OST0000: oss02 → oss01" in operator.locator("#what-if-moves").inner_text()
+    shot(operator, "console-2-failback-what-if")
+    operator.click("#confirm-act")
+    operator.wait_for_selector('#job-progress section.job[data-state="succeeded"]', timeout=120_000)
+    assert "12 targets home" in operator.locator("#job-outcome").inner_text()
+    shot(operator, "console-3-failback-done")
     wait_for_colours(page, {("filesystem", "scratch"): "green"}, seconds=WITHIN + 10)
     changes = page.locator("#overview-panel table.changes").inner_text()
     assert "scratch-OST0002" in changes or "oss01" in changes
     page.screenshot(path=str(screenshot_dir / "health-5-all-green-again.png"), full_page=True)
+    operator.goto(f"{url}/console/audit/")
+    entry = operator.locator('#audit-table tr[data-act="failback"]').first.inner_text()
+    assert "operator" in entry and "oss01" in entry and "succeeded" in entry.lower()
+    shot(operator, "console-4-audit")
+
+    # A drive fails. The array page shows it; the viewer can look but not act.
+    virtual_rack.inject("drive-failed", array="ssu01-a", volume_group="ssu01-a-vg00", count=1)
+    wait_for_colours(page, {("target", "scratch-OST0000"): "orange"})
+    link = open_until(page, f"{url}/console/arrays/ssu01-a/", "td.drive.failed a", WITHIN)
+    address = link.locator("xpath=..").get_attribute("data-drive")
+    link.click()
+    assert page.locator("#replacement-steps button").count() == 0
+    page.goto(f"{url}/")
+
+    # The operator blinks its locate LED, swaps it, says so, and watches the reconstruction.
+    operator.goto(f"{url}/console/arrays/ssu01-a/")
+    shot(operator, "console-5-array-drive-failed")
+    operator.click(f'td[data-drive="{address}"] a')
+    operator.click("#locate-drive")
+    operator.wait_for_selector('#replacement-steps[data-state="locating"]', timeout=60_000)
+    with Rack.open(virtual_rack.root) as rack:  # the technician's act in the machine room
+        failures.replace_drive(rack, "ssu01-a", address)
+        rack.render()
+    operator.click("#drive-replaced")
+    operator.wait_for_selector("#reconstruction", timeout=60_000)
+    operator.wait_for_function(
+        "() => parseInt(document.querySelector('#reconstruction-percent')?.textContent) > 0",
+        timeout=60_000,
+    )
+    shot(operator, "console-6-reconstruction")
+    operator.wait_for_selector("#replacement-done", timeout=120_000)
+    shot(operator, "console-7-drive-replaced")
+    wait_for_colours(
+        page, {("target", "scratch-OST0000"): "green", ("filesystem", "scratch"): "green"}
+    )

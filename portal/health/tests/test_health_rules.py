@@ -434,3 +434,16 @@ def test_a_fenced_server_back_up_but_serving_none_of_its_targets_stays_red_until
     found = nodes(rack)
     assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons[0].startswith("1 of its 2 targets run on oss02")
+
+
+def test_a_server_in_maintenance_is_orange_with_its_window_not_red():
+    rack = make_rack()
+    for t in unit(rack).targets:
+        t.served_by = "oss02"
+    server(rack, "oss01").maintenance = "until 2026-11-23 16:00: BIOS update"
+    found = nodes(rack)
+    assert found[("server", "oss01")].status == ORANGE
+    assert found[("server", "oss01")].reasons == [
+        "in maintenance until 2026-11-23 16:00: BIOS update; 2 of its 2 targets run on its partner"
+    ]
+    assert found[("target", "scratch-OST0000")].status == ORANGE  # still not where it belongs
