@@ -15,7 +15,12 @@ from portal.surveys.api.urls import ROUTES as SURVEY_ROUTES
 router = DefaultRouter()
 # (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
 for prefix, viewset, *basename in (
-    INVENTORY_ROUTES + JOB_ROUTES + HEALTH_ROUTES + ALERT_ROUTES + ANALYTICS_ROUTES + SURVEY_ROUTES
+    INVENTORY_ROUTES
+    + JOB_ROUTES
+    + HEALTH_ROUTES
+    + ALERT_ROUTES
+    + ANALYTICS_ROUTES
+    + SURVEY_ROUTES
     + CONSOLE_ROUTES
 ):
     router.register(prefix, viewset, *basename)
