@@ -26,7 +26,7 @@ class AuditEntryAdmin(admin.ModelAdmin):
 @admin.register(Maintenance)
 class MaintenanceAdmin(admin.ModelAdmin):
     list_display = ("server", "started", "ends", "ended", "created_by")
-    readonly_fields = ("silences",)
+    readonly_fields = ("silence",)
 
 
 @admin.register(DriveReplacement)

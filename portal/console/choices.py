@@ -34,6 +34,7 @@ class Via(models.TextChoices):
 
 
 class ReplacementState(models.TextChoices):
+    IDENTIFYING = "identifying", "Switching the locate LED on"
     LOCATING = "locating", "Locate LED on"
     RECONSTRUCTING = "reconstructing", "Reconstructing"
     COPYBACK = "copyback", "Copying back from the hot spare"

@@ -85,17 +85,6 @@ register(
 )
 
 
-def _locate(run: StepRun) -> None:
-    _outcome(run, drives.locate(run.job, run.console.say, run.console.write))
-
-
-register(
-    KIND_DRIVE_LOCATE,
-    "Locate a drive",
-    [StepSpec("locate", "Blink the drive's locate LED", _locate)],
-)
-
-
 def _replacement_step(action):
     def step(run: StepRun) -> None:
         replacement = drives.job_replacement(run.job)
@@ -110,6 +99,11 @@ def _replacement_step(action):
     return step
 
 
+register(
+    KIND_DRIVE_LOCATE,
+    "Locate a drive",
+    [StepSpec("locate", "Blink the drive's locate LED", _replacement_step(drives.locate))],
+)
 register(
     KIND_DRIVE_REPLACE,
     "Replace a drive",

@@ -81,8 +81,9 @@ class AuditEntry(models.Model):
 
 
 class Maintenance(models.Model):
-    """A server taken out of service: its targets on the partner, the node in standby, the
-    alerts of the server and of its targets (orange on the partner) silenced for the window."""
+    """A server taken out of service: its targets on the partner, the node in standby, its
+    alerts silenced for the window (its targets' move raises none: health knows the window,
+    and their real faults still alert)."""
 
     server = models.ForeignKey(
         "inventory.Server", on_delete=models.PROTECT, related_name="maintenances"
@@ -91,11 +92,12 @@ class Maintenance(models.Model):
     started = models.DateTimeField(default=timezone.now)
     ends = models.DateTimeField(help_text="when the alerts' silence ends")
     ended = models.DateTimeField(null=True, blank=True)
-    silences = models.ManyToManyField(
+    silence = models.ForeignKey(
         "alerts.Silence",
+        on_delete=models.PROTECT,
         related_name="maintenances",
+        null=True,
         blank=True,
-        help_text="the server and the targets it serves, silenced for the window",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="maintenances"
@@ -123,7 +125,7 @@ class DriveReplacement(models.Model):
     )
     volume_group = models.CharField(max_length=48, blank=True)
     state = models.CharField(
-        max_length=16, choices=ReplacementState.choices, default=ReplacementState.LOCATING
+        max_length=16, choices=ReplacementState.choices, default=ReplacementState.IDENTIFYING
     )
     progress = models.PositiveSmallIntegerField(default=0, help_text="percent, as the array says")
     message = models.TextField(blank=True)

@@ -122,6 +122,7 @@ def drive_replace(request, name: str, address: str):
     if drive is None:
         raise Http404(f"no drive {address} in {name}")
     replacement = drives.open_replacement(drive) or drives.latest_replacement(drive)
+    operator = has_role(request.user, Role.OPERATOR)
     step = request.POST.get("step") if request.method == "POST" else None
     proposal, error = None, None
     if step:
@@ -147,7 +148,7 @@ def drive_replace(request, name: str, address: str):
         "replacement": replacement,
         "error": error,
         "proposal": proposal,
-        "can_act": has_role(request.user, Role.OPERATOR),
+        "offers": drives.offers(drive, replacement) if operator else {},
     }
     if request.headers.get("HX-Request"):
         return render(request, "console/_replacement.html", context)

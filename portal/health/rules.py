@@ -726,11 +726,21 @@ def _target(
             sentence += f" (no report from {', '.join(silent)})"
         node.raise_to(RED, sentence)
     elif target.served_by == target.failover:
-        node.summary["on_partner"] = True  # a structured flag for the alerts
-        node.raise_to(
-            ORANGE,
-            f"served by its failover server {target.failover}, not its primary {target.primary}",
-        )
+        primary = servers.get(target.primary)
+        if primary is not None and primary.maintenance:
+            # Moved on purpose: no "on its failover server" alert; a real fault still shows.
+            node.raise_to(
+                ORANGE,
+                f"served by its failover server {target.failover} while its primary "
+                f"{target.primary} is in maintenance",
+            )
+        else:
+            node.summary["on_partner"] = True  # a structured flag for the alerts
+            node.raise_to(
+                ORANGE,
+                f"served by its failover server {target.failover}, not its primary "
+                f"{target.primary}",
+            )
     elif target.served_by != target.primary:
         node.raise_to(
             ORANGE,

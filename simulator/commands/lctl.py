@@ -381,7 +381,10 @@ def resolve_device(state: dict, host: str, name: str) -> str | None:
         if wanted in (device, uuid):
             return device
     if name[:1].isdigit():
-        number = int(name, 0)
+        try:
+            number = int(name, 0)
+        except ValueError:  # "08", "1x": not a number parse_devname takes
+            return None
         return rows[number][1] if number < len(rows) else name
     return None
 

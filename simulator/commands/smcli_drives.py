@@ -141,7 +141,7 @@ class DriveCommands:
 
     def reconstruct_drive(self, address: tuple[int, int, int]) -> None:
         """Reconstruct a replaced member onto itself (group["rebuild"] with the drive as its
-        own spare; simulator.workload advances and finishes it)."""
+        own spare; simulator.rebuilds advances and finishes it)."""
         drive = self._drive(address)
         where = "tray {}, drawer {}, slot {}".format(*address)
         if drive["state"] == "failed":

@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('volume_group', models.CharField(blank=True, max_length=48)),
-                ('state', models.CharField(choices=[('locating', 'Locate LED on'), ('reconstructing', 'Reconstructing'), ('copyback', 'Copying back from the hot spare'), ('done', 'Optimal again'), ('failed', 'Stopped')], default='locating', max_length=16)),
+                ('state', models.CharField(choices=[('identifying', 'Switching the locate LED on'), ('locating', 'Locate LED on'), ('reconstructing', 'Reconstructing'), ('copyback', 'Copying back from the hot spare'), ('done', 'Optimal again'), ('failed', 'Stopped')], default='identifying', max_length=16)),
                 ('progress', models.PositiveSmallIntegerField(default=0, help_text='percent, as the array says')),
                 ('message', models.TextField(blank=True)),
                 ('created', models.DateTimeField(auto_now_add=True)),
@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
                 ('ended', models.DateTimeField(blank=True, null=True)),
                 ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to=settings.AUTH_USER_MODEL)),
                 ('server', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to='inventory.server')),
-                ('silences', models.ManyToManyField(blank=True, help_text='the server and the targets it serves, silenced for the window', related_name='maintenances', to='alerts.silence')),
+                ('silence', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='maintenances', to='alerts.silence')),
             ],
             options={
                 'ordering': ['-started'],

@@ -431,12 +431,6 @@ def _open_window(job: Job, server: Server) -> None:
     now = timezone.now()
     ends = now + timedelta(hours=float(params.get("hours") or 1))
     user = job.created_by
-    # The server, and its targets: they run on the partner meanwhile (orange), and a target
-    # is not below its server in the health tree.
-    silenced = [(f"server:{server.pk}", server.hostname)] + [
-        (f"target:{pk}", label)
-        for pk, label in Target.objects.filter(primary_server=server).values_list("pk", "label")
-    ]
     with transaction.atomic():
         window, created = Maintenance.objects.get_or_create(
             server=server,
@@ -445,23 +439,22 @@ def _open_window(job: Job, server: Server) -> None:
         )
         if created:
             reason = f"maintenance of {server.hostname}: {params.get('reason') or 'console'}"
-            window.silences.set(
-                Silence.objects.create(
-                    object_key=key,
-                    object_label=label,
-                    starts=now,
-                    ends=ends,
-                    reason=reason[:200],
-                    created_by=user,
-                )
-                for key, label in silenced
+            window.silence = Silence.objects.create(
+                object_key=f"server:{server.pk}",
+                object_label=server.hostname,
+                starts=now,
+                ends=ends,
+                reason=reason[:200],
+                created_by=user,
             )
+            window.save(update_fields=["silence"])
 
 
 def _close_window(server: Server) -> None:
     now = timezone.now()
     for window in Maintenance.objects.filter(server=server, ended__isnull=True):
-        for silence in window.silences.filter(ends__gt=now):
+        silence = window.silence
+        if silence is not None and silence.ends > now:
             Silence.objects.filter(pk=silence.pk).update(
                 ends=max(now, silence.starts + timedelta(seconds=1))
             )

@@ -33,6 +33,7 @@ from portal.console.services import (
 from portal.inventory.choices import DriveState
 from portal.inventory.models import Drive, StorageArray
 from portal.inventory.services import record_observations
+from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue
@@ -73,8 +74,35 @@ def _user(author: Author):
     return author.user if getattr(author.user, "is_authenticated", False) else None
 
 
+def job_under_way(replacement: DriveReplacement | None) -> str | None:
+    """The replacement's job still pending or running: one step at a time."""
+    job = replacement.job if replacement else None
+    if job is not None and job.state in (JobState.PENDING, JobState.RUNNING):
+        return f"job #{job.pk} ({job.title}) is still {job.state}: wait for it"
+    return None
+
+
+def offers(drive: Drive, replacement: DriveReplacement | None) -> dict[str, bool]:
+    """The steps an operator may take now (the page's buttons)."""
+    idle = job_under_way(replacement) is None
+    state = replacement.state if replacement else None
+    return {
+        "locate": idle
+        and (
+            # None yet, or the last one ended (stopped, or done before this drive failed again)
+            (
+                state in (None, ReplacementState.FAILED, ReplacementState.DONE)
+                and drive.state == DriveState.FAILED
+            )
+            or state in (ReplacementState.IDENTIFYING, ReplacementState.LOCATING)
+        ),
+        "replaced": idle and state == ReplacementState.LOCATING,
+    }
+
+
 def start_locate(drive: Drive, author: Author, *, confirmed: bool) -> Job:
-    """Switch the drive's locate LED on: the first step of its replacement."""
+    """Switch the drive's locate LED on: the first step of its replacement (again, if the
+    technician cannot find it)."""
     address = address_of(drive)
     array = drive.enclosure.array
     replacement = open_replacement(drive)
@@ -84,8 +112,14 @@ def start_locate(drive: Drive, author: Author, *, confirmed: bool) -> Job:
             f"drive {address} of {array.name} is {drive.get_state_display().lower()}, "
             "not failed: there is nothing to replace",
         )
-    if replacement and replacement.state not in (ReplacementState.LOCATING,):
+    if replacement and replacement.state not in (
+        ReplacementState.IDENTIFYING,
+        ReplacementState.LOCATING,
+    ):
         raise ConsoleError("drive", f"drive {address} is being reconstructed already")
+    running = job_under_way(replacement)
+    if running:
+        raise ConsoleError("drive", running)
     proposal = Proposal(
         f"Blink the locate LED of drive {address} in {array.name}",
         [f"{drive.enclosure.name}, drawer {drive.drawer}, slot {drive.slot}"],
@@ -100,13 +134,15 @@ def start_locate(drive: Drive, author: Author, *, confirmed: bool) -> Job:
                 volume_group=drive.volume_group.name if drive.volume_group else "",
                 created_by=_user(author),
             )
+        # Not on the pair: a drive's job must not hold up a failover for the hours of a
+        # reconstruction (one act at a time per pair is for the cluster's acts).
         job = create_job(
             KIND_DRIVE_LOCATE,
             proposal.title,
             params={"replacement": replacement.pk},
-            pairs=[array.pair],
             user=_user(author),
         )
+        DriveReplacement.objects.filter(pk=replacement.pk).update(job=job)
         audit(
             author, Act.DRIVE_LOCATE, ObjectKind.DRIVE, f"{array.name} {address}", proposal, job=job
         )
@@ -121,6 +157,9 @@ def start_replacement(drive: Drive, author: Author, *, confirmed: bool) -> Job:
     replacement = open_replacement(drive)
     if replacement is None or replacement.state != ReplacementState.LOCATING:
         raise ConsoleError("drive", f"identify drive {address} first (its locate LED)")
+    running = job_under_way(replacement)
+    if running:
+        raise ConsoleError("drive", running)
     group = replacement.volume_group or "its volume group"
     proposal = Proposal(
         f"Replace drive {address} in {array.name}",
@@ -138,7 +177,6 @@ def start_replacement(drive: Drive, author: Author, *, confirmed: bool) -> Job:
             KIND_DRIVE_REPLACE,
             proposal.title,
             params={"replacement": replacement.pk},
-            pairs=[array.pair],
             user=_user(author),
         )
         DriveReplacement.objects.filter(pk=replacement.pk).update(job=job, message="")
@@ -185,16 +223,18 @@ def _update(replacement: DriveReplacement, **fields) -> None:
 
 
 def stopped(replacement: DriveReplacement, message: str) -> None:
-    """A step failed. Before the reconstruction starts (the new drive not seen yet, the array
-    not answering) the drive stays located: the operator confirms again once it is mended."""
-    if replacement.state == ReplacementState.LOCATING:
+    """A step failed. Before the reconstruction starts (the LED not lit, the new drive not seen
+    yet, the array not answering) the replacement stays open: the operator tries that step
+    again once it is mended. After, it ends (stopped); a drive still failed starts anew."""
+    if replacement.state in (ReplacementState.IDENTIFYING, ReplacementState.LOCATING):
         _update(replacement, message=message)
     elif replacement.state != ReplacementState.DONE:
-        _update(replacement, state=ReplacementState.FAILED, message=message)
+        _update(
+            replacement, state=ReplacementState.FAILED, message=message, finished=timezone.now()
+        )
 
 
-def locate(job: Job, say: Say, write) -> str:
-    replacement = job_replacement(job)
+def locate(replacement: DriveReplacement, say: Say, write) -> str:
     address = replacement.address
     answer = ask_array(
         replacement, f"start drive [{address}] locate; show drive [{address}];", say, write

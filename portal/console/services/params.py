@@ -218,12 +218,21 @@ def start_set(
         hosts = [host for host in known if host in hosts]
     reading = read(filesystem, name, hosts)
     warnings = []
+    if not permanent:
+        warnings.append(
+            "a target's own tunables start again from their defaults (and the MGS's -P "
+            "settings) when it mounts, as on a failover: set -P to keep a value"
+        )
     if not reading.matched:
         if not permanent:
             raise ConsoleError("name", f"{name} matches no parameter on {', '.join(hosts)}")
         warnings.append(f"{name} matches no parameter on the servers now (clients may have it)")
     previous = permanent_settings(filesystem).get(name) if permanent else None
-    how = "permanently (lctl set_param -P on the MGS)" if permanent else "until restart"
+    how = (
+        "permanently (lctl set_param -P on the MGS)"
+        if permanent
+        else "until the server restarts or the target moves"
+    )
     proposal = Proposal(
         f"Set {name}={value} {how}",
         _summary_lines(reading, value, hosts),

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from portal.console.choices import KIND_FAILBACK, Act, ObjectKind, Via
-from portal.console.models import AuditEntry, ImmutableError
+from portal.console.choices import KIND_FAILBACK, Act, ObjectKind, ReplacementState, Via
+from portal.console.models import AuditEntry, DriveReplacement, ImmutableError
+from portal.console.services import Author, ConsoleError, drives
+from portal.inventory.choices import DriveState
+from portal.inventory.models import Drive
+from portal.jobs.choices import JobState
+from portal.jobs.models import Job
 from portal.jobs.services import create_job
 
 pytestmark = pytest.mark.django_db
@@ -135,3 +140,41 @@ def test_the_audit_log_cannot_be_changed(client, world):
     page = client.get("/console/audit/?object=oss01").content.decode()
     assert "Failback of oss01" in page
     assert f'href="/jobs/{job.pk}/"' in page  # its job, one click away
+
+
+def test_a_drive_replacement_offers_one_step_at_a_time_and_starts_anew_once_stopped(
+    client, world, rack_inventory, django_capture_on_commit_callbacks
+):
+    drive = Drive.objects.filter(enclosure__array__name="ssu01-a", volume_group__isnull=False)[0]
+    Drive.objects.filter(pk=drive.pk).update(state=DriveState.FAILED)
+    drive.refresh_from_db()
+    operator = Author(world["operator"])
+    assert drives.offers(drive, None) == {"locate": True, "replaced": False}
+    with django_capture_on_commit_callbacks():  # not handed to a worker: nothing runs
+        job = drives.start_locate(drive, operator, confirmed=True)
+    replacement = drives.open_replacement(drive)
+    assert replacement.state == ReplacementState.IDENTIFYING and replacement.job == job
+    # Its job is pending: no second one, and no button for one.
+    assert drives.offers(drive, replacement) == {"locate": False, "replaced": False}
+    with pytest.raises(ConsoleError, match="still pending"):
+        drives.start_locate(drive, operator, confirmed=True)
+    login(client, "operator")
+    url = f"/console/arrays/ssu01-a/drives/{drives.address_of(drive)}/"
+    page = client.get(url).content.decode()
+    assert "Switching the locate LED" in page and 'id="locate-drive"' not in page
+    # The LED is on: the next step is offered; a failure after the reconstruction started
+    # ends this replacement, and the drive, still failed, gets a new one.
+    Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED)
+    DriveReplacement.objects.filter(pk=replacement.pk).update(state=ReplacementState.LOCATING)
+    replacement.refresh_from_db()
+    assert drives.offers(drive, replacement) == {"locate": True, "replaced": True}
+    assert 'id="drive-replaced"' in client.get(url).content.decode()
+    DriveReplacement.objects.filter(pk=replacement.pk).update(state=ReplacementState.RECONSTRUCTING)
+    replacement.refresh_from_db()
+    drives.stopped(replacement, "cancelled while the array reconstructs")
+    assert replacement.state == ReplacementState.FAILED and replacement.finished is not None
+    assert drives.open_replacement(drive) is None
+    assert drives.offers(drive, replacement)["locate"]
+    with django_capture_on_commit_callbacks():
+        drives.start_locate(drive, operator, confirmed=True)
+    assert drives.open_replacement(drive).pk != replacement.pk

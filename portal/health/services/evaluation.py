@@ -228,7 +228,12 @@ def gather_facts(
             window = windows.get(row.pk)
             if window is not None:
                 ends = timezone.localtime(window.ends)
-                server.maintenance = f"until {ends:%Y-%m-%d %H:%M}: {window.reason}"
+                late = (
+                    " (overdue: its alerts are no longer silenced)"
+                    if window.ends < timezone.now()
+                    else ""
+                )
+                server.maintenance = f"until {ends:%Y-%m-%d %H:%M}{late}: {window.reason}"
         for server in servers:
             signal_facts(server, metrics, device_arrays, thresholds.sensor_silence_seconds)
         targets = [

@@ -446,4 +446,9 @@ def test_a_server_in_maintenance_is_orange_with_its_window_not_red():
     assert found[("server", "oss01")].reasons == [
         "in maintenance until 2026-11-23 16:00: BIOS update; 2 of its 2 targets run on its partner"
     ]
-    assert found[("target", "scratch-OST0000")].status == ORANGE  # still not where it belongs
+    # Still not where it belongs, but moved on purpose: no "on its failover server" alert.
+    moved = found[("target", "scratch-OST0000")]
+    assert moved.status == ORANGE and not moved.summary.get("on_partner")
+    assert moved.reasons == [
+        "served by its failover server oss02 while its primary oss01 is in maintenance"
+    ]
