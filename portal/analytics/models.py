@@ -6,9 +6,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from portal.analytics import maths
+from portal.single_row import SingleRow
 
 
-class AnalyticsSettings(models.Model):
+class AnalyticsSettings(SingleRow):
     """One row (pk=1), created with the defaults."""
 
     overload_margin_percent = models.FloatField(
@@ -45,22 +46,8 @@ class AnalyticsSettings(models.Model):
     )
     updated = models.DateTimeField(auto_now=True)
 
-    class Meta:
+    class Meta(SingleRow.Meta):
         verbose_name_plural = "analytics settings"
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(pk=1), name="%(app_label)s_%(class)s_single_row"
-            )
-        ]
-
-    def save(self, *args, **kwargs):
-        self.pk = 1
-        super().save(*args, **kwargs)
-
-    @classmethod
-    def load(cls) -> AnalyticsSettings:
-        row, _ = cls.objects.get_or_create(pk=1)
-        return row
 
     @property
     def margin(self) -> float:

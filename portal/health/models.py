@@ -15,6 +15,7 @@ from django.db import models
 
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
+from portal.single_row import SingleRow
 
 DEFAULTS = rules.Thresholds()
 TEMPERATURE_KINDS = tuple(rules.TEMPERATURE_LABELS)  # cpu, inlet, exhaust, dimm, psu, other
@@ -28,7 +29,7 @@ TEMPERATURE_HELP = {
 }
 
 
-class HealthSettings(models.Model):
+class HealthSettings(SingleRow):
     """The thresholds of the health rules; one row (pk=1), created with the defaults."""
 
     capacity_warning_percent = models.FloatField(
@@ -101,13 +102,11 @@ class HealthSettings(models.Model):
         "ost_fill_spread_critical_percent",
     )
 
-    class Meta:
+    class Meta(SingleRow.Meta):
         verbose_name = "health settings"
         verbose_name_plural = "health settings"
         constraints = [
-            models.CheckConstraint(
-                condition=models.Q(pk=1), name="%(app_label)s_%(class)s_single_row"
-            ),
+            *SingleRow.Meta.constraints,
             models.CheckConstraint(
                 condition=models.Q(
                     capacity_warning_percent__lt=models.F("capacity_critical_percent")
@@ -178,15 +177,6 @@ class HealthSettings(models.Model):
             errors["sensor_silence_seconds"] = "give a positive number of seconds"
         if errors:
             raise ValidationError(errors)
-
-    def save(self, *args, **kwargs):
-        self.pk = 1
-        super().save(*args, **kwargs)
-
-    @classmethod
-    def load(cls) -> HealthSettings:
-        row, _ = cls.objects.get_or_create(pk=1)
-        return row
 
     def thresholds(self) -> rules.Thresholds:
         return rules.Thresholds(
