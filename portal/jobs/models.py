@@ -42,6 +42,11 @@ class Job(models.Model):
     outcome = models.TextField(
         blank=True, help_text="what the last run found, in words (a survey's verdict)"
     )
+    logs_pruned = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when its steps' logs and output were deleted under the retention setting",
+    )
 
     class Meta:
         ordering = ["-created"]

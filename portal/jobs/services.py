@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from portal.jobs.choices import JobState, StepState
-from portal.jobs.models import Job, Step, TransitionError
+from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError
 from portal.jobs.registry import job_kind
 from portal.jobs.tasks import run_job_task
 
@@ -109,3 +112,37 @@ def retry(job: Job, *, checked: bool = False) -> Job:
             job.steps.exclude(state=StepState.SUCCEEDED).update(state=StepState.PENDING)
         enqueue(job)
     return job
+
+
+def prune_step_logs(before: datetime, *, batch_size: int = 500) -> tuple[int, int]:
+    """Empty the logs and output of the steps of jobs that finished before ``before``, a batch
+    of jobs at a time; returns how many jobs and steps were emptied.
+
+    The job and step rows stay, with their states, times, error and outcome: the console's
+    audit log refers to jobs, and the job page says when the logs went (``logs_pruned``). A
+    job left part-way (a step failed, errored or still marked running) keeps its output: it is
+    what the operator reads before a retry.
+    """
+    with_logs = Step.objects.filter(job=OuterRef("pk")).exclude(log="", output="")
+    interrupted = Step.objects.filter(job=OuterRef("pk"), state__in=_INTERRUPTED)
+    finished_before = {"state__in": FINISHED_STATES, "finished__lt": before}
+    prunable = (
+        Job.objects.filter(**finished_before)
+        .filter(Exists(with_logs))
+        .exclude(Exists(interrupted))
+        .order_by()
+    )
+    jobs = steps = 0
+    while batch := list(prunable.values_list("pk", flat=True)[:batch_size]):
+        moment = timezone.now()
+        with transaction.atomic():
+            # Marked first, on the same conditions: a job retried since it was picked is left
+            # alone, and a job whose steps are emptied always says so.
+            marked = Job.objects.filter(pk__in=batch, **finished_before).update(logs_pruned=moment)
+            steps += Step.objects.filter(job__in=batch, job__logs_pruned=moment).update(
+                log="", output=""
+            )
+        if not marked:
+            break
+        jobs += marked
+    return jobs, steps

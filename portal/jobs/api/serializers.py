@@ -45,6 +45,7 @@ class JobSerializer(serializers.ModelSerializer):
             "finished",
             "attempts",
             "cancel_requested",
+            "logs_pruned",
             "progress_percent",
             "steps",
         ]
