@@ -21,6 +21,7 @@ SETTINGS = (
     ("Thresholds", "health:thresholds"),
     ("Mail", "alerts:mail"),
     ("Analytics", "analytics:settings"),
+    ("Retention", "health:retention"),
 )
 
 

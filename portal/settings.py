@@ -195,6 +195,14 @@ CELERY_BEAT_SCHEDULE["health.evaluate"] = {
     "options": {"expires": float(HEALTH_EVALUATE_SECONDS)},
 }
 
+# Changes of colour and job logs older than the retention setting (Settings -> Retention) are
+# deleted this often (seconds).
+CELERY_BEAT_SCHEDULE["health.prune_history"] = {
+    "task": "health.prune_history",
+    "schedule": float(env_int("OSTARA_PRUNE_HISTORY_SECONDS", 3600)),
+    "options": {"expires": 600.0},
+}
+
 # --- Mail ---------------------------------------------------------------------------------
 # Alert mail waiting in the outbox is sent this often (seconds).
 CELERY_BEAT_SCHEDULE["alerts.deliver"] = {

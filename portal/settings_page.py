@@ -1,5 +1,5 @@
-"""A page of settings kept in one row (the health thresholds, the analytics settings): every
-role reads it, administrators change it."""
+"""A page of settings kept in one row (the health thresholds, the analytics settings, the
+retention of history): every role reads it, administrators change it."""
 
 from __future__ import annotations
 

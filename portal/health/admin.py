@@ -1,11 +1,11 @@
-"""Admin pages of the health app: the thresholds (editable), the cached colours and their
-history (read-only: the engine writes them)."""
+"""Admin pages of the health app: the thresholds and the retention (editable), the cached
+colours and their history (read-only: the engine writes them)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from portal.health.models import HealthSettings, HealthStatus, StatusChange
+from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
 
 
 @admin.register(HealthSettings)
@@ -17,6 +17,9 @@ class HealthSettingsAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+admin.site.register(RetentionSettings)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

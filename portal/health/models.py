@@ -3,7 +3,8 @@
 ``HealthStatus`` caches one row per object (the colour the dashboard shows, with its reasons);
 ``StatusChange`` keeps one row per change of colour, for the history pages and for the alerting
 that consumes them (``processed``). ``HealthSettings`` is a single row of thresholds that an
-administrator edits in the portal.
+administrator edits in the portal; ``RetentionSettings`` one row that says how long the history
+of changes and the logs of jobs are kept.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from portal.health import rules
@@ -200,6 +202,36 @@ for _kind in TEMPERATURE_KINDS:
             default=getattr(DEFAULTS, f"temperature_{_kind}_critical_c"),
         ),
     )
+
+
+class RetentionSettings(SingleRow):
+    """How long the appliance keeps its history; one row (pk=1), created with the defaults."""
+
+    history_days = models.PositiveIntegerField(
+        "keep history (days)",
+        default=90,
+        validators=[
+            MinValueValidator(1, "keep the history at least 1 day"),
+            MaxValueValidator(3650, "keep the history at most 3650 days (ten years)"),
+        ],
+        help_text="changes of colour, and the logs and output of finished jobs, older than this "
+        "are deleted every hour; the jobs themselves and each object's latest change are kept",
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta(SingleRow.Meta):
+        verbose_name = "retention settings"
+        verbose_name_plural = "retention settings"
+        constraints = [
+            *SingleRow.Meta.constraints,
+            models.CheckConstraint(
+                condition=models.Q(history_days__gte=1),
+                name="%(app_label)s_%(class)s_history_at_least_a_day",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"History kept {self.history_days} days"
 
 
 class HealthStatus(models.Model):

@@ -6,6 +6,7 @@ from celery import shared_task
 
 from portal.health.services import check_all
 from portal.health.services.evaluation import evaluate_and_store
+from portal.health.services.retention import prune_history
 from portal.health.signals import evaluated
 
 
@@ -21,3 +22,9 @@ def evaluate() -> dict:
     result = evaluate_and_store()
     evaluated.send(sender=evaluate, result=result)
     return {"objects": result.objects, "changes": len(result.changes), "seconds": result.seconds}
+
+
+@shared_task(name="health.prune_history", ignore_result=True)
+def prune_old_history() -> dict:
+    """Delete the changes of colour and job logs older than the retention setting."""
+    return prune_history().as_dict()

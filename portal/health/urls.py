@@ -14,5 +14,6 @@ urlpatterns = [
     path("health/servers/<str:hostname>/", views.server_detail, name="server"),
     path("health/targets/<str:label>/", views.target_detail, name="target"),
     path("health/thresholds/", views.thresholds, name="thresholds"),
+    path("health/retention/", views.retention, name="retention"),
     path("health/charts/<slug:chart>/", views.chart_data, name="chart"),
 ]

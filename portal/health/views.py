@@ -1,6 +1,7 @@
 """Pages of the health app: the dashboard, drill-down pages for an SSU, a server and a target,
-the thresholds, and the JSON the charts read. Views only look things up and render; the
-colours come from the cache the engine keeps (``services.evaluation``)."""
+the thresholds and the retention of history, and the JSON the charts read. Views only look
+things up and render; the colours come from the cache the engine keeps
+(``services.evaluation``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from portal import influx
 from portal.health.choices import CHART_RANGES, NodeKind
-from portal.health.models import HealthSettings, HealthStatus, StatusChange
+from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
 from portal.health.services import changes, charts, check_all
 from portal.health.services.evaluation import cached_trees, last_checked, object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
@@ -271,6 +272,21 @@ def thresholds(request):
                 (title, [form[name] for name in names]) for title, names in HealthSettings.GROUPS
             ]
         },
+    )
+
+
+RetentionForm = modelform_factory(RetentionSettings, exclude=["updated"])
+
+
+def retention(request):
+    """Every role sees how long history is kept; administrators change it."""
+    return single_row_settings(
+        request,
+        RetentionForm,
+        RetentionSettings.load(),
+        template="health/retention.html",
+        saved="Retention saved; the next hourly pruning uses it.",
+        name="health:retention",
     )
 
 

@@ -1,9 +1,10 @@
-"""Work of the health app across objects, in three parts:
+"""Work of the health app across objects, in four parts:
 
 - ``appliance``: the state of the appliance's own services (database, Redis, InfluxDB, workers);
 - ``evaluation``: facts from the inventory and InfluxDB, the rules, the cached colours and
   their history;
-- ``charts``: the time series and distributions behind the dashboard's charts.
+- ``charts``: the time series and distributions behind the dashboard's charts;
+- ``retention``: deleting the history older than the retention setting.
 """
 
 from __future__ import annotations
