@@ -42,3 +42,20 @@ def spread(values: list[float]) -> dict:
 
 def others_label(count: int) -> str:
     return f"{count:,} others"
+
+
+def top_bars(rows: list[dict], name: str, value: str) -> dict:
+    """A bar chart's labels, values and links (each row's ``url``) of rows given as dicts: the
+    top rows by ``value`` and, when there are many, one bar for the others' mean."""
+    shown, rest = top_and_rest(rows, key=lambda row: row[value])
+    chart = {
+        "labels": [row[name] for row in shown],
+        "values": [row[value] for row in shown],
+        "links": [row.get("url") or "" for row in shown],
+        "others": len(rest),
+    }
+    if rest:
+        chart["labels"].append(f"{others_label(len(rest))} (mean)")
+        chart["values"].append(round(statistics.fmean(row[value] for row in rest), 2))
+        chart["links"].append("")
+    return chart
