@@ -15,10 +15,14 @@ from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from dashboards.influxql import DATASOURCE, Query
 from portal import metric_queries as queries
+from portal.chart_rows import SHOWN
 from sensors import schema
 
 TAGS = ["ostara", "lustre"]
 REFRESH = "10s"
+# A filesystem's panels show its top OSTs and OSSs (a 100-SSU one has 2,400 and 200) and the
+# spread of all; the SSU dashboard shows every one of its own. The portal's charts alike.
+TOP = SHOWN
 
 
 def _variable(name: str, label: str, query: str) -> dashboard.QueryVariable:
@@ -48,17 +52,37 @@ def _timeseries(title: str, unit: str, *queries: Query, width: int = 12) -> time
     return panel
 
 
-def _bars(title: str, unit: str, query: Query, width: int = 12, maximum: float | None = None):
+def _bars(
+    title: str,
+    unit: str,
+    query: Query,
+    width: int = 12,
+    maximum: float | None = None,
+    row_field: str | None = None,
+):
+    """A bar per series; with ``row_field``, a bar per row of a table query (that field, named
+    by the row's tag)."""
+    reduce = common.ReduceDataOptions().calcs(["lastNotNull"])
+    return (
+        _gauge(bargauge.Panel(), title, unit, query, width, maximum)
+        .display_mode(common_models.BarGaugeDisplayMode.BASIC)
+        .reduce_options(reduce.values(True).fields(f"/^{row_field}$/") if row_field else reduce)
+    )
+
+
+def _stat(title: str, unit: str, query: Query, width: int, maximum: float | None = None):
+    return _gauge(stat.Panel(), title, unit, query, width, maximum)
+
+
+def _gauge(panel, title: str, unit: str, query: Query, width: int, maximum: float | None):
+    """A panel of values from 0 (to ``maximum``)."""
     panel = (
-        bargauge.Panel()
-        .title(title)
+        panel.title(title)
         .datasource(DATASOURCE)
         .unit(unit)
         .span(width)
         .height(8)
         .min(0)
-        .display_mode(common_models.BarGaugeDisplayMode.BASIC)
-        .reduce_options(common.ReduceDataOptions().calcs(["lastNotNull"]))
         .with_target(query)
     )
     return panel.max(maximum) if maximum is not None else panel
@@ -98,30 +122,59 @@ def filesystem() -> dashboard.Dashboard:
         )
         .with_panel(_timeseries("Throughput", "Bps", _throughput(where), width=24))
         .with_panel(
-            _bars("Capacity used per OST (OST balance)", "percent", _fill_by_target(where), 16, 100)
+            _bars(
+                f"The {TOP} fullest OSTs (OST balance; the SSU dashboard has all of its own)",
+                "percent",
+                Query(
+                    queries.grafana_top(
+                        queries.grafana_fill_by_target(where), "fill", schema.TARGET, TOP
+                    )
+                ).table(),
+                12,
+                100,
+                row_field="fill",
+            )
         )
         .with_panel(
-            stat.Panel()
-            .title("Capacity used in total")
-            .datasource(DATASOURCE)
-            .unit("percent")
-            .span(8)
-            .height(8)
-            .min(0)
-            .max(100)
-            .with_target(Query(queries.grafana_total_fill(where)))
+            _stat(
+                "OST fill: emptiest, median, fullest",
+                "percent",
+                Query(queries.grafana_fill_spread(where)),
+                6,
+                100,
+            )
         )
-        .with_panel(_bars("Bytes moved per OSS (OSS balance)", "bytes", _oss_bytes(where)))
+        .with_panel(
+            _stat(
+                "Capacity used in total",
+                "percent",
+                Query(queries.grafana_total_fill(where)),
+                6,
+                100,
+            )
+        )
+        .with_panel(
+            _bars(
+                f"Bytes moved by the {TOP} busiest OSSs (OSS balance)",
+                "bytes",
+                Query(
+                    queries.grafana_top(
+                        queries.grafana_oss_bytes(where), "moved", schema.SERVER, TOP
+                    )
+                ).table(),
+                row_field="moved",
+            )
+        )
         .with_panel(
             _timeseries(
-                "Throughput per OSS",
+                "Throughput per OSS: busiest, mean, least busy",
                 "Bps",
-                Query(_rate_by("write_bytes", where, schema.SERVER))
+                Query(queries.grafana_rate_spread(_rate_by("write_bytes", where, schema.SERVER)))
                 .ref_id("A")
-                .alias("$tag_server write"),
-                Query(_rate_by("read_bytes", where, schema.SERVER))
+                .alias("write $col"),
+                Query(queries.grafana_rate_spread(_rate_by("read_bytes", where, schema.SERVER)))
                 .ref_id("B")
-                .alias("$tag_server read"),
+                .alias("read $col"),
             )
         )
         .with_panel(

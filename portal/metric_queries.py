@@ -493,6 +493,21 @@ def grafana_fill_by_target(where: str) -> str:
     )
 
 
+def grafana_top(per_tag: str, field: str, tag: str, count: int) -> str:
+    """The ``count`` greatest values of ``field`` of a query grouped by ``tag`` (the fullest
+    OSTs, the busiest OSSs), one row each: a table of the value and the tag."""
+    quote = quote_identifier
+    return f"SELECT top({quote(field)}, {quote(tag)}, {count}) AS {quote(field)} FROM ({per_tag})"
+
+
+def grafana_fill_spread(where: str) -> str:
+    """The least, median and greatest OST fill."""
+    return (
+        'SELECT min("fill") AS "emptiest", median("fill") AS "median", max("fill") AS "fullest" '
+        f"FROM ({grafana_fill_by_target(where)})"
+    )
+
+
 def grafana_fill(where: str) -> str:
     return (
         'SELECT 100 * (last("kbytes_total") - last("kbytes_free")) / '
@@ -513,9 +528,18 @@ def grafana_total_fill(where: str) -> str:
 
 def grafana_oss_bytes(where: str) -> str:
     return (
-        'SELECT sum("moved") FROM (SELECT spread("read_bytes") + spread("write_bytes") AS "moved" '
-        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target", "server") '
+        'SELECT sum("moved") AS "moved" FROM (SELECT spread("read_bytes") + spread("write_bytes") '
+        f'AS "moved" FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target", "server") '
         'GROUP BY "server"'
+    )
+
+
+def grafana_rate_spread(rate_by_server: str) -> str:
+    """The busiest, mean and least busy server of a rate per server, over time."""
+    return (
+        'SELECT max("rate") AS "busiest", mean("rate") AS "mean", min("rate") AS "least busy" '
+        f"FROM ({rate_by_server}) WHERE {GRAFANA_WINDOW} "
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
     )
 
 

@@ -13,7 +13,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from portal import influx
+from portal import chart_rows, influx
 from portal.analytics import choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem
@@ -102,14 +102,20 @@ def _load(report: dict) -> dict:
         "detail": detail,
         "oss_map": _heatmap(report["heatmap"]["oss"], server_url),
         "ost_map": _heatmap(report["heatmap"]["ost"], target_url),
-        "share_chart": {
-            "labels": [row["server"] for row in report["oss"]],
-            "series": {"share": [round(100 * row["share"], 1) for row in report["oss"]]},
-            "unit": "%",
-            "max": 100,
-            "note": "each OSS's share of the bytes read and written in the window",
-        },
+        "share_chart": _share_chart(rows),
     }
+
+
+def _share_chart(rows: list[dict]) -> dict:
+    shares = [{**row, "share_percent": round(100 * row["share"], 2)} for row in rows]
+    bars = chart_rows.top_bars(shares, "server", "share_percent")
+    note = "each OSS's share of the bytes read and written in the window"
+    if bars["others"]:
+        note = (
+            f"the {len(rows) - bars['others']} busiest of {len(rows)} OSSs' shares of the bytes "
+            f"read and written in the window, and the others' mean; the OSS table has them all"
+        )
+    return _percent_bars(bars, "share", note)
 
 
 def _heatmap(grid: dict, url) -> dict:
@@ -145,13 +151,28 @@ def _fill(report: dict) -> dict:
     return {
         "fill": fill,
         "osts": osts,
-        "fill_chart": {
-            "labels": [row["target"] for row in osts],
-            "series": {"fill": [row["fill_percent"] for row in osts]},
-            "unit": "%",
-            "max": 100,
-            "note": f"mean {fill.get('mean_percent')} %; spread {fill.get('spread_points')} points",
-        },
+        "fill_chart": _fill_chart(fill, osts),
+    }
+
+
+def _fill_chart(fill: dict, osts: list[dict]) -> dict:
+    bars = chart_rows.top_bars(osts, "target", "fill_percent")
+    note = f"mean {fill.get('mean_percent')} %; spread {fill.get('spread_points')} points"
+    if bars["others"]:
+        shown = len(osts) - bars["others"]
+        note = f"the {shown} fullest of {len(osts)} OSTs and the others' mean; {note}"
+    return _percent_bars(bars, "fill", note)
+
+
+def _percent_bars(bars: dict, name: str, note: str) -> dict:
+    """The page's "bars" chart (portal/health.js) of ``chart_rows.top_bars``, in percent."""
+    return {
+        "labels": bars["labels"],
+        "series": {name: bars["values"]},
+        "links": bars["links"],
+        "unit": "%",
+        "max": 100,
+        "note": note,
     }
 
 

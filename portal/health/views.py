@@ -158,7 +158,13 @@ def dashboard(request):
     wanted = context["tree"]["name"] if context["tree"] else request.GET.get("fs")
     chart_filesystem = wanted if wanted in names else (names[0] if names else None)
     # The service tiles load after the page: asking the workers takes a couple of seconds.
-    context.update(ranges=list(CHART_RANGES), chart_filesystem=chart_filesystem)
+    # A large filesystem's charts show its top OSTs and OSSs; choosing an SSU shows all of its.
+    ssus = SSU.objects.filter(filesystem__name=chart_filesystem).order_by("name")
+    context.update(
+        ranges=list(CHART_RANGES),
+        chart_filesystem=chart_filesystem,
+        chart_ssus=list(ssus.values_list("name", flat=True)),
+    )
     return render(request, "health/dashboard.html", context)
 
 
@@ -348,9 +354,15 @@ def _chart(chart: str, kind: str, name: str, scope: charts.Scope, seconds: int) 
     if chart == "iops":
         return charts.iops(scope, seconds)
     if chart == "capacity":
-        return charts.capacity(scope)
+        body = charts.capacity(scope)
+        for ost in body["osts"]:
+            ost["url"] = reverse("health:target", args=[ost["label"]])
+        return body
     if chart == "oss-share":
-        return charts.oss_share(scope, seconds)
+        body = charts.oss_share(scope, seconds)
+        for server in body["servers"]:
+            server["url"] = reverse("health:server", args=[server["server"]])
+        return body
     if chart == "cpu":
         return charts.cpu(name, seconds)
     if chart == "memory":

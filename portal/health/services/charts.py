@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from portal import influx
+from portal import chart_rows, influx
 from portal import metric_queries as queries
 from portal.health.choices import CHART_RANGES
 from portal.metric_queries import HOUR_POLICY, MINUTE_POLICY, POLICY_STEPS, Source
@@ -294,7 +294,9 @@ def _fill(point: dict) -> float | None:
 
 
 def capacity(scope: Scope) -> dict:
-    """Per OST: used and available TB and fill; and the total (the OST balance view)."""
+    """Per OST: used and available TB and fill; and the total (the OST balance view). A large
+    scope lists its fullest OSTs and the others together (``chart_rows``); the total is all
+    of them."""
     statement = queries.capacity_statement(scope.where, LATEST_WINDOW_SECONDS)
     (points,) = influx.query_tagged([statement], epoch="s")
     osts = []
@@ -312,24 +314,37 @@ def capacity(scope: Scope) -> dict:
                 "fill_percent": fill,
             }
         )
+    shown, rest = chart_rows.top_and_rest(osts, key=lambda ost: ost["fill_percent"])
+    fills = [o["fill_percent"] for o in osts]
+    spread = chart_rows.spread(fills)
+    return {
+        "osts": shown,
+        "others": {"count": len(rest), **_pooled(rest)} if rest else None,
+        "total": {
+            **_pooled(osts),
+            "spread_percent": round(spread["max"] - spread["min"], 2) if fills else None,
+            "count": len(osts),
+            **{f"{name}_percent": value for name, value in spread.items()},
+        },
+    }
+
+
+def _pooled(osts: list[dict]) -> dict:
+    """The OSTs' space together: used and available TB and the fill of the sum."""
     used = sum(o["used_tb"] for o in osts)
     avail = sum(o["avail_tb"] for o in osts)
-    fills = [o["fill_percent"] for o in osts]
     return {
-        "osts": osts,
-        "total": {
-            "used_tb": round(used, 3),
-            "avail_tb": round(avail, 3),
-            "fill_percent": round(100 * used / (used + avail), 2) if used + avail else None,
-            "spread_percent": round(max(fills) - min(fills), 2) if fills else None,
-        },
+        "used_tb": round(used, 3),
+        "avail_tb": round(avail, 3),
+        "fill_percent": round(100 * used / (used + avail), 2) if used + avail else None,
     }
 
 
 def oss_share(scope: Scope, seconds: int) -> dict:
     """Each OSS's bytes read and written over the range and its share of the total (the OSS
     balance view). Bytes per series are ``spread`` (last - first) of the counter, summed here
-    per server (quicker than a subquery on thousands of series)."""
+    per server (quicker than a subquery on thousands of series). A large scope lists its
+    busiest OSSs and the others together (``chart_rows``); total and imbalance are all of them."""
     points, source = _first_with_points(
         seconds,
         lambda source: queries.oss_share_statement(source, scope.where, seconds),
@@ -348,10 +363,27 @@ def oss_share(scope: Scope, seconds: int) -> dict:
     total = sum(s["read_gb"] + s["write_gb"] for s in servers)
     for entry in servers:
         share = entry["read_gb"] + entry["write_gb"]
-        entry["share_percent"] = round(100 * share / total, 1) if total else 0.0
+        entry["share_percent"] = round(100 * share / total, 2) if total else 0.0
     mean = 100 / len(servers) if servers else 0
+    shown, rest = chart_rows.top_and_rest(
+        servers, key=lambda server: server["read_gb"] + server["write_gb"]
+    )
+    others = None
+    if rest:
+        read = sum(s["read_gb"] for s in rest)
+        write = sum(s["write_gb"] for s in rest)
+        together = 100 * (read + write) / total if total else 0.0
+        others = {
+            "count": len(rest),
+            "read_gb": round(read, 3),
+            "write_gb": round(write, 3),
+            "share_percent": round(together, 2),
+            "mean_share_percent": round(together / len(rest), 2),
+        }
     return {
-        "servers": servers,
+        "servers": shown,
+        "others": others,
+        "count": len(servers),
         "total_gb": round(total, 3),
         "imbalance": round(max(s["share_percent"] for s in servers) / mean, 2)
         if servers and total

@@ -9,6 +9,7 @@ import pytest
 
 from portal.inventory import models
 from portal.inventory.services import save_plan
+from portal.inventory.tests.conftest import second_ssu
 from provisioning.planner import SpecError
 
 pytestmark = pytest.mark.django_db
@@ -91,16 +92,7 @@ def test_a_filesystem_name_lustre_refuses(mds_spec):
 
 def test_ost_indices_that_clash_with_the_filesystem(filesystem_with_mds, ssu_spec):
     save_plan(copy.deepcopy(ssu_spec))
-    second = copy.deepcopy(ssu_spec)
-    second["ssu"] = "ssu02"
-    for number, server in enumerate(second["servers"], start=3):
-        server["hostname"] = f"oss{number:02d}"
-        server["nids"] = [f"10.10.0.{10 + number}@o2ib"]
-        server["bmc"] = f"10.20.0.{10 + number}"
-        server["pdu_outlet"] = f"pdu{number - 2}:{10 + number}"
-    for array, suffix in zip(second["arrays"], "ab", strict=False):
-        array["name"] = f"ssu02-{suffix}"
-    second["first_ost_index"] = 20  # 20..43: 20..23 are taken by ssu01
+    second = second_ssu(ssu_spec, first_ost_index=20)  # 20..43: 20..23 are taken by ssu01
     errors = _refused(second)
     assert errors == {
         "first_ost_index": (

@@ -9,6 +9,7 @@ import pytest
 from portal.inventory import models
 from portal.inventory.choices import DriveState, TargetKind
 from portal.inventory.services import save_plan
+from portal.inventory.tests.conftest import second_ssu
 
 pytestmark = pytest.mark.django_db
 
@@ -52,27 +53,13 @@ def test_bmc_passwords_are_encrypted_at_rest(mds_spec):
 
 def test_a_second_ssu_continues_the_ost_indices_when_asked(filesystem_with_mds, ssu_spec):
     save_plan(copy.deepcopy(ssu_spec))
-    second = _second_ssu(ssu_spec, first_ost_index=filesystem_with_mds.next_ost_index())
+    second = second_ssu(ssu_spec, first_ost_index=filesystem_with_mds.next_ost_index())
     save_plan(second)
     indices = sorted(
         filesystem_with_mds.targets.filter(kind=TargetKind.OST).values_list("index", flat=True)
     )
     assert indices == list(range(48))
     assert filesystem_with_mds.targets.filter(label="scratch-OST002f").exists()
-
-
-def _second_ssu(spec: dict, first_ost_index: int) -> dict:
-    second = copy.deepcopy(spec)
-    second["ssu"] = "ssu02"
-    second["first_ost_index"] = first_ost_index
-    for number, server in enumerate(second["servers"], start=3):
-        server["hostname"] = f"oss{number:02d}"
-        server["nids"] = [f"10.10.0.{10 + number}@o2ib"]
-        server["bmc"] = f"10.20.0.{10 + number}"
-        server["pdu_outlet"] = f"pdu{number - 2}:{10 + number}"
-    for array, suffix in zip(second["arrays"], "ab", strict=False):
-        array["name"] = f"ssu02-{suffix}"
-    return second
 
 
 def test_an_mds_pair_and_its_first_ssu_are_saved_together(mds_spec, ssu_spec):

@@ -5,7 +5,10 @@
  * data-chart and data-data (the id of a json_script element) is drawn once from the page's own
  * data: "bars" takes {labels, series: {name: values}, unit, max, note}; "curve" takes {x, xlabel,
  * series: {name: values}, unit, expected, note}: a load curve against a numeric x (threads),
- * with the expected figure as a dashed line. */
+ * with the expected figure as a dashed line. A bar with a link (capacity's and share's "url",
+ * bars' "links") opens its page on a click. A select[data-scope] ("kind:name") moves the
+ * [data-scoped] charts to another scope: a large filesystem's top OSTs and OSSs, or one SSU's
+ * own. */
 (function () {
   "use strict";
 
@@ -92,11 +95,12 @@
     note(element, body.note || `${body.policy === "raw" ? "raw points" : body.policy + " means"}, ${body.step} s steps`);
   }
 
-  function bars(element, labels, named, unit, kind, yMax) {
+  function bars(element, labels, named, unit, kind, yMax, links) {
     if (labels.length === 0) {
       message(element, "No data yet.");
       return;
     }
+    element._links = links || [];
     const names = Object.keys(named);
     const size = names.length > 1 ? 0.8 / names.length : 0.7;
     const index = labels.map((_, i) => i);
@@ -121,6 +125,13 @@
         { label: unit, size: 56 },
       ],
       legend: { live: true },
+      hooks: {
+        ready: [(u) => u.over.addEventListener("click", () => {
+          const link = element._links[u.cursor.idx];
+          if (link) window.location.href = link;
+        })],
+        setCursor: [(u) => { u.over.style.cursor = element._links[u.cursor.idx] ? "pointer" : ""; }],
+      },
     }, [index].concat(names.map((name) => named[name])));
   }
 
@@ -130,20 +141,36 @@
     return part.replace(/^(OST|MDT)0*(?=.)/, "");
   }
 
+  // A large scope's chart: its top rows, then one bar for the others (no link).
+  function withOthers(rows, label, value, others, othersValue) {
+    const shown = rows.map((row) => ({ label: label(row), value: value(row), url: row.url }));
+    if (others) shown.push({ label: `${others.count.toLocaleString("en")} others`, value: othersValue(others), url: null });
+    return shown;
+  }
+
+  function drawRows(element, rows, name, kind) {
+    bars(element, rows.map((r) => r.label), { [name]: rows.map((r) => r.value) }, "%", kind, 100, rows.map((r) => r.url));
+  }
+
   function capacity(element, body) {
-    const osts = body.osts || [];
-    bars(element, osts.map((o) => o.label), { fill: osts.map((o) => o.fill_percent) }, "%", "capacity", 100);
+    const rows = withOthers(body.osts || [], (o) => o.label, (o) => o.fill_percent, body.others, (o) => o.fill_percent);
+    drawRows(element, rows, "fill", "capacity");
     const total = body.total || {};
     if (total.fill_percent != null) {
-      note(element, `total ${total.used_tb.toFixed(1)} TB used of ${(total.used_tb + total.avail_tb).toFixed(1)} TB (${total.fill_percent} %), fullest − emptiest OST ${total.spread_percent} points`);
+      let text = `total ${total.used_tb.toFixed(1)} TB used of ${(total.used_tb + total.avail_tb).toFixed(1)} TB (${total.fill_percent} %), fullest − emptiest OST ${total.spread_percent} points`;
+      if (body.others) text = `the ${body.osts.length} fullest of ${total.count.toLocaleString("en")} OSTs, the others together; OST fill min ${total.min_percent} / median ${total.median_percent} / max ${total.max_percent} %; ` + text + "; choose an SSU for all of its OSTs";
+      note(element, text);
     }
   }
 
   function share(element, body) {
-    const servers = body.servers || [];
-    bars(element, servers.map((s) => s.server), { share: servers.map((s) => s.share_percent) }, "%", "share", 100);
-    if (servers.length) {
-      note(element, `${body.total_gb} GB moved in the range; busiest OSS at ${body.imbalance || "–"}× the mean`);
+    const rows = withOthers(body.servers || [], (s) => s.server, (s) => s.share_percent, body.others, (o) => o.mean_share_percent);
+    if (body.others) rows[rows.length - 1].label += " (mean)";
+    drawRows(element, rows, "share", "share");
+    if (rows.length) {
+      let text = `${body.total_gb} GB moved in the range; busiest OSS at ${body.imbalance || "–"}× the mean`;
+      if (body.others) text = `the ${body.servers.length} busiest of ${body.count} OSSs; the other ${body.others.count} carry ${body.others.share_percent} % together (${body.others.mean_share_percent} % each on average); ` + text;
+      note(element, text);
     }
   }
 
@@ -153,7 +180,7 @@
   }
 
   function barChart(element, body) {
-    bars(element, body.labels || [], body.series || {}, body.unit || "", "bars", body.max);
+    bars(element, body.labels || [], body.series || {}, body.unit || "", "bars", body.max, body.links);
     if (body.note) note(element, body.note);
   }
 
@@ -222,6 +249,21 @@
     });
     document.querySelectorAll("select[data-range]").forEach((select) => {
       select.addEventListener("change", () => charts.forEach(load));
+    });
+    document.querySelectorAll("select[data-scope]").forEach((select) => {
+      select.addEventListener("change", () => {
+        const [kind, name] = select.value.split(":");
+        charts.filter((element) => "scoped" in element.dataset).forEach((element) => {
+          const url = new URL(element.dataset.url, window.location.href);
+          url.searchParams.set("kind", kind);
+          url.searchParams.set("name", name);
+          element.dataset.url = url.pathname + url.search;
+          load(element);
+        });
+        const link = document.querySelector("[data-scope-link]");
+        const page = select.selectedOptions[0].dataset.url;
+        if (link) { link.hidden = !page; link.href = page || ""; }
+      });
     });
     if (window.ResizeObserver) {
       const observer = new ResizeObserver((entries) => {
