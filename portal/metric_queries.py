@@ -321,6 +321,24 @@ def io_sizes_statements(source: Source, where: str, seconds: int, latest: int) -
 LAST_SEEN_WINDOW_SECONDS = 3600
 
 
+# The statements of the facts read the points of the window as one flat list (the tags as
+# columns), and ``NEWEST_BY`` names the tags whose newest point the engine keeps. InfluxDB 1.x
+# answers ``GROUP BY <tags> ORDER BY time DESC LIMIT 1`` over thousands of series three to four
+# times slower than the same points in time order (a descending cursor per series).
+NEWEST_BY = {
+    "ost": ("fs", "target", "server"),
+    "mdt": ("fs", "target", "server"),
+    "bmc": ("server", "sensor", "type"),
+    "array_rounds": ("array", "component", "id", "server"),
+    "group_faults": ("array", "component", "id", "server"),
+    "drive_faults": ("array", "component", "id", "server"),
+}
+
+
+def _flat(fields: str, measurement: str, name: str, where: str) -> str:
+    return f"SELECT {', '.join(NEWEST_BY[name])}, {fields} FROM {measurement} WHERE {where}"
+
+
 def metric_statements(silence_seconds: float) -> dict[str, str]:
     """The InfluxQL statements behind the facts, by name (the benchmark times each)."""
     short = int(max(60, 3 * silence_seconds))
@@ -334,22 +352,25 @@ def metric_statements(silence_seconds: float) -> dict[str, str]:
         f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
         "bmc_seen": "SELECT last(ok) FROM bmc "
         f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "bmc": f"SELECT {', '.join(schema.BMC_FIELDS)} FROM bmc WHERE time > now() - {short}s "
-        "GROUP BY server, sensor, type ORDER BY time DESC LIMIT 1",
-        "ost": f"SELECT {capacity} FROM ost "
-        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
-        "mdt": f"SELECT {capacity} FROM mdt "
-        f"WHERE time > now() - {short}s GROUP BY fs, target, server ORDER BY time DESC LIMIT 1",
+        "bmc": _flat(", ".join(schema.BMC_FIELDS), "bmc", "bmc", f"time > now() - {short}s"),
+        "ost": _flat(capacity, "ost", "ost", f"time > now() - {short}s"),
+        "mdt": _flat(capacity, "mdt", "mdt", f"time > now() - {short}s"),
         # Every round reports every drive, group and controller of an array (tens of thousands
         # of series on a big rack): the controllers say when each server last reported each
         # array; of the volume groups only those not ok are read, and drives only in arrays
         # with such a group (``drive_faults``), by tag, which the index answers quickly.
-        "array_rounds": "SELECT state, ok FROM array WHERE component = 'controller' "
-        f"AND time > now() - {short}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1",
-        "group_faults": "SELECT state, ok FROM array WHERE component = 'volume_group' "
-        f"AND ok = 0 AND time > now() - {recent}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1",
+        "array_rounds": _flat(
+            "state, ok",
+            "array",
+            "array_rounds",
+            f"component = 'controller' AND time > now() - {short}s",
+        ),
+        "group_faults": _flat(
+            "state, ok",
+            "array",
+            "group_faults",
+            f"component = 'volume_group' AND ok = 0 AND time > now() - {recent}s",
+        ),
     }
 
 
@@ -394,10 +415,11 @@ def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
     """The drives not ok of these arrays, in their recent rounds."""
     recent = int(max(20, silence_seconds))
     which = " OR ".join(f"array = {quote_string(name)}" for name in sorted(arrays))
-    return (
-        f"SELECT state, ok FROM array WHERE component = 'drive' AND ({which}) AND ok = 0 "
-        f"AND time > now() - {recent}s GROUP BY array, component, id, server "
-        "ORDER BY time DESC LIMIT 1"
+    return _flat(
+        "state, ok",
+        "array",
+        "drive_faults",
+        f"component = 'drive' AND ({which}) AND ok = 0 AND time > now() - {recent}s",
     )
 
 

@@ -9,6 +9,7 @@ of changes and the logs of jobs are kept.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import fields
 
 from django.core.exceptions import ValidationError
@@ -262,6 +263,10 @@ class HealthStatus(models.Model):
         return f"{self.kind} {self.name}: {self.status}"
 
 
+def new_version() -> str:
+    return uuid.uuid4().hex
+
+
 class Evaluation(models.Model):
     """The latest evaluation of the whole rack (one row): when, how long, how much changed."""
 
@@ -269,6 +274,9 @@ class Evaluation(models.Model):
     seconds = models.FloatField()
     objects_evaluated = models.PositiveIntegerField()
     changes = models.PositiveIntegerField()
+    # A new value each time an evaluation writes a cached colour, reason or place: what the
+    # pages' caches and ETags are keyed by (a steady rack keeps it, and its pages answer 304).
+    version = models.CharField(max_length=32, default=new_version, editable=False)
 
     class Meta:
         constraints = [

@@ -262,7 +262,7 @@ class Node:
     children: list[Node] = field(default_factory=list)
     # Numbers a page shows next to the colour (fill, current server); not part of the colour.
     summary: dict = field(default_factory=dict)
-    # The inventory object's stable key (``evaluation.object_key``): what the cache is keyed by.
+    # The inventory object's stable key (``facts.object_key``): what the cache is keyed by.
     key: str = ""
 
     def raise_to(self, status: str, reason: str | None = None) -> None:

@@ -14,13 +14,14 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html_join
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import condition, require_GET
 
 from portal import influx
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
 from portal.health.services import changes, charts, check_all
-from portal.health.services.evaluation import cached_trees, last_checked, object_key
+from portal.health.services.evaluation import cached_trees, cached_version, last_checked
+from portal.health.services.facts import object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.settings_page import single_row_settings
 from sensors import schema
@@ -52,29 +53,52 @@ def service_panel(request):
 # --- the dashboard ----------------------------------------------------------------------------
 
 
+# The tiles of the newest version this process built, by filesystem: a 100-SSU rack's tiles
+# are 3,000 cells, and every open dashboard asks for them every few seconds.
+_tiles: dict[tuple[str, str], tuple[list[dict], dict[str, int]]] = {}
+
+
 def _overview(request) -> dict:
-    trees = cached_trees()
+    version, checked = cached_version()
+    trees = cached_trees(version)
     wanted = request.GET.get("fs")
     tree = next((t for t in trees if t["name"] == wanted), trees[0] if trees else None)
-    units = []
+    units: list[dict] = []
     counts = {"red": 0, "orange": 0}
     if tree is not None:
-        for unit in tree["children"]:
-            units.append(_tile(unit))
-        for node in _walk(tree):
-            if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
-                if node["status"] in counts:
-                    counts[node["status"]] += 1
+        kept = _tiles.get((version, tree["name"])) if version else None
+        if kept is None:
+            units = [_tile(unit) for unit in tree["children"]]
+            for node in _walk(tree):
+                if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
+                    if node["status"] in counts:
+                        counts[node["status"]] += 1
+            if version:
+                if not any(key[0] == version for key in _tiles):
+                    _tiles.clear()  # an older version's
+                _tiles[(version, tree["name"])] = (units, counts)
+        else:
+            units, counts = kept
     return {
         "filesystems": trees,
         "tree": tree,
         "units": units,
         "errors": counts["red"],
         "warnings": counts["orange"],
-        "checked": last_checked(),
+        "checked": checked,
         "changes": changes.latest(RECENT_CHANGES),
         "refresh_seconds": settings.HEALTH_REFRESH_SECONDS,
     }
+
+
+def overview_etag(request, *args, **kwargs) -> str | None:
+    """The cached colours' version, when they were checked, the filesystem and the user: a
+    browser that has this refresh already gets 304 Not Modified."""
+    version, checked = cached_version()
+    if version is None:
+        return None
+    when = checked.timestamp() if checked else 0
+    return f"{version}-{when:.3f}-{request.GET.get('fs', '')}-{request.user.pk}"
 
 
 def _walk(node: dict):
@@ -168,6 +192,7 @@ def dashboard(request):
     return render(request, "health/dashboard.html", context)
 
 
+@condition(etag_func=overview_etag)
 def overview_panel(request):
     """Status light, counts, SSU tiles and the latest changes, for the periodic refresh."""
     return render(request, "health/_overview.html", _overview(request))

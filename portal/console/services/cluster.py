@@ -39,7 +39,7 @@ from portal.console.services import (
     require,
     run_on_pair,
 )
-from portal.health.services import evaluation
+from portal.health.services import facts as health_facts
 from portal.inventory.choices import TargetState
 from portal.inventory.models import Server, ServerPair, Target
 from portal.inventory.services import record_observations
@@ -173,7 +173,7 @@ def health_refusals(server: Server, cib: str, online: tuple[str, ...]) -> list[s
         reasons.append(f"Pacemaker's LNet health agent reports LNet down on {name}")
     if attributes.get(LUSTRE_ATTRIBUTE) == "0":
         reasons.append(f"Pacemaker's Lustre health agent reports Lustre unhealthy on {name}")
-    facts = evaluation.gather_facts()
+    facts = health_facts.gather_facts()
     servers = {
         s.hostname: s for fs in facts.filesystems for unit in fs.units for s in unit.pair.servers
     }

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from portal.health.api.serializers import HealthTreeSerializer, StatusChangeSerializer
 from portal.health.models import StatusChange
-from portal.health.services.evaluation import cached_trees, last_checked
+from portal.health.services.evaluation import cached_trees, cached_version
 
 
 class HealthTreeViewSet(viewsets.ViewSet):
@@ -17,10 +17,19 @@ class HealthTreeViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=HealthTreeSerializer)
     def list(self, request):
-        checked = last_checked()
-        return Response(
-            {"checked": checked.isoformat() if checked else None, "filesystems": cached_trees()}
+        version, checked = cached_version()
+        etag = f'"{version}-{checked.timestamp():.3f}"' if version and checked else None
+        if etag and etag in request.headers.get("If-None-Match", ""):
+            return Response(status=304, headers={"ETag": etag})
+        response = Response(
+            {
+                "checked": checked.isoformat() if checked else None,
+                "filesystems": cached_trees(version),
+            }
         )
+        if etag:
+            response["ETag"] = etag
+        return response
 
 
 class StatusChangeViewSet(viewsets.ReadOnlyModelViewSet):

@@ -1,8 +1,10 @@
-"""Work of the health app across objects, in four parts:
+"""Work of the health app across objects, in these parts:
 
 - ``appliance``: the state of the appliance's own services (database, Redis, InfluxDB, workers);
-- ``evaluation``: facts from the inventory and InfluxDB, the rules, the cached colours and
-  their history;
+- ``metrics``: the newest points of the sensors, from InfluxDB;
+- ``facts``: those points and the inventory as the rules' facts, and the inventory following
+  the rack;
+- ``evaluation``: the rules run on the facts, the cached colours and their history;
 - ``charts``: the time series and distributions behind the dashboard's charts;
 - ``retention``: deleting the history older than the retention setting.
 """

@@ -7,7 +7,8 @@ import pytest
 
 from portal.health import rules
 from portal.health.models import HealthStatus, StatusChange
-from portal.health.services.evaluation import object_key, store
+from portal.health.services.evaluation import store
+from portal.health.services.facts import object_key
 from portal.inventory.models import Target
 
 pytestmark = pytest.mark.django_db

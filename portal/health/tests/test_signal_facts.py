@@ -4,7 +4,8 @@ the newest report of each, multipath maps counted per array, the partner's poll 
 from __future__ import annotations
 
 from portal.health import rules
-from portal.health.services.evaluation import Metrics, signal_facts
+from portal.health.services.facts import signal_facts
+from portal.health.services.metrics import Metrics
 
 
 def facts(metrics: Metrics, host: str = "oss01") -> rules.ServerFacts:
