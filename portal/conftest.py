@@ -28,6 +28,15 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def fresh_chart_data():
+    """A test that writes points and reads a chart at once sees them: no chart data reused."""
+    kept = settings.HEALTH_CHART_CACHE_SECONDS
+    settings.HEALTH_CHART_CACHE_SECONDS = 0
+    yield
+    settings.HEALTH_CHART_CACHE_SECONDS = kept
+
+
 def _profile_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("OSTARA_RUN_DIR", str(settings.RUN_DIR))

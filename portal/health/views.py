@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.cache import cache
 from django.db.models import Model
 from django.forms import modelform_factory
 from django.http import Http404, JsonResponse
@@ -363,13 +364,18 @@ def chart_data(request, chart: str):
         raise Http404(f"no chart {chart} for {kind or 'nothing'}")
     scope = _scope(kind, name)
     seconds = charts.range_seconds(request.GET.get("range"))
-    try:
-        data = _chart(chart, kind, name, scope, seconds)
-    except influx.InfluxError as error:
-        return JsonResponse(
-            {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
-        )
-    data["range"] = seconds
+    key = f"health-chart:{chart}:{kind}:{name}:{seconds}"
+    data = cache.get(key) if settings.HEALTH_CHART_CACHE_SECONDS > 0 else None
+    if data is None:
+        try:
+            data = _chart(chart, kind, name, scope, seconds)
+        except influx.InfluxError as error:
+            return JsonResponse(
+                {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
+            )
+        data["range"] = seconds
+        if settings.HEALTH_CHART_CACHE_SECONDS > 0:
+            cache.set(key, data, settings.HEALTH_CHART_CACHE_SECONDS)
     return JsonResponse(data)
 
 

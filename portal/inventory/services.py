@@ -490,23 +490,22 @@ def _record_placements(placements: dict[str, str | None]) -> int:
     if not placements:
         return 0
     hosts = {host for host in placements.values() if host}
-    servers = {s.hostname: s for s in Server.objects.filter(hostname__in=hosts).only("hostname")}
+    servers = dict(Server.objects.filter(hostname__in=hosts).values_list("hostname", "pk"))
     changed = []
-    for target in Target.objects.filter(label__in=placements).only(
-        "label", "primary_server_id", "current_server_id", "state"
+    # Plain rows: the health engine calls this every round with every target of the rack.
+    for pk, label, primary, was_on, was in Target.objects.filter(label__in=placements).values_list(
+        "pk", "label", "primary_server_id", "current_server_id", "state"
     ):
-        host = placements[target.label]
-        server = servers.get(host) if host else None
-        if server is None:
+        host = placements[label]
+        current = servers.get(host) if host else None
+        if current is None:
             state = TargetState.OFFLINE
-        elif server.pk == target.primary_server_id:
+        elif current == primary:
             state = TargetState.MOUNTED
         else:
             state = TargetState.FAILED_OVER
-        current = server.pk if server else None
-        if (target.current_server_id, target.state) != (current, state):
-            target.current_server_id, target.state = current, state
-            changed.append(target)
+        if (was_on, was) != (current, state):
+            changed.append(Target(pk=pk, current_server_id=current, state=state))
     Target.objects.bulk_update(changed, ["current_server", "state"])
     return len(changed)
 
@@ -517,18 +516,15 @@ def _record_group_states(group_states: dict[tuple[str, str], str]) -> int:
     arrays = {array for array, _ in group_states}
     group_names = {name for _, name in group_states}
     changed = []
-    for group in (
-        VolumeGroup.objects.filter(array__name__in=arrays, name__in=group_names)
-        .select_related("array")
-        .only("name", "state", "array__name")
-    ):
-        word = group_states.get((group.array.name, group.name))
+    for pk, name, was, array in VolumeGroup.objects.filter(
+        array__name__in=arrays, name__in=group_names
+    ).values_list("pk", "name", "state", "array__name"):
+        word = group_states.get((array, name))
         if word is None:
             continue
         state = group_state(word)
-        if group.state != state:
-            group.state = state
-            changed.append(group)
+        if was != state:
+            changed.append(VolumeGroup(pk=pk, state=state))
     VolumeGroup.objects.bulk_update(changed, ["state"])
     return len(changed)
 

@@ -19,8 +19,15 @@ from django.utils import timezone
 
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
-from portal.health.models import Evaluation, HealthStatus, StatusChange, new_version
+from portal.health.models import (
+    Evaluation,
+    HealthSettings,
+    HealthStatus,
+    StatusChange,
+    new_version,
+)
 from portal.health.services.facts import follow_inventory, gather_facts
+from portal.health.services.metrics import read_metrics
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +38,8 @@ class EvaluationResult:
     changes: list[StatusChange]
     seconds: float
     objects: int
-    # Seconds of each part: "facts" (InfluxDB and the inventory), "rules", "store" (the cached
-    # colours and changes) and "inventory" (the inventory following the rack).
+    # Seconds of each part: "influxdb" (the newest points), "facts" (with the inventory),
+    # "rules", "store" (the cached colours and changes) and "inventory" (following the rack).
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -51,7 +58,9 @@ def evaluate_and_store(now: float | None = None) -> EvaluationResult:
         phases[phase] = time.perf_counter() - begun
         return result
 
-    facts = timed("facts", gather_facts, now)
+    thresholds = HealthSettings.load().thresholds()
+    metrics = timed("influxdb", read_metrics, thresholds.sensor_silence_seconds)
+    facts = timed("facts", gather_facts, now, thresholds, metrics)
     trees = timed("rules", rules.evaluate, facts)
     changes = timed("store", store, trees)
     timed("inventory", follow_inventory, facts)

@@ -1,0 +1,104 @@
+"""The dashboard's refresh, /api/v1/health/ and the charts at rack scale: built once per version
+of the cached colours, answered 304 to a browser that has them, and a chart's data reused for the
+next browser within the refresh. On points in the sensors' schema in the real test InfluxDB."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.conf import settings
+
+from portal.health.models import Evaluation, HealthStatus
+from portal.health.services.evaluation import evaluate_and_store
+from portal.health.services.metrics import newest
+from portal.health.tests.metrics import RackMetrics
+from portal.inventory.models import Drive, Target
+
+pytestmark = pytest.mark.services
+
+
+@pytest.fixture
+def rack(rack_inventory, metrics_db):
+    rack = RackMetrics()
+    now = time.time()
+    rack.write(now - 20)
+    rack.write(now - 10)
+    evaluate_and_store(now=now - 10)
+    return rack
+
+
+def fail_a_drive(rack: RackMetrics) -> None:
+    drive = Drive.objects.filter(volume_group__name="ssu01-a-vg02").select_related(
+        "enclosure__array"
+    )[0]
+    rack.failed_drives = {
+        (drive.enclosure.array.name, drive.enclosure.position, drive.drawer, drive.slot)
+    }
+
+
+def test_a_steady_rack_writes_nothing_and_keeps_its_version(rack):
+    version = Evaluation.objects.get().version
+    rows = {row.key: (row.status, row.reasons) for row in HealthStatus.objects.all()}
+    result = evaluate_and_store(now=time.time() - 10)  # the same points again
+    assert result.changes == []
+    assert Evaluation.objects.get().version == version
+    assert {row.key: (row.status, row.reasons) for row in HealthStatus.objects.all()} == rows
+    assert set(result.phases) == {"influxdb", "facts", "rules", "store", "inventory"}
+
+
+def test_the_refresh_answers_304_until_a_colour_changes(client, world, rack):
+    client.login(username="viewer", password="pw-viewer-123!")
+    first = client.get("/health/overview/")
+    etag = first.headers["ETag"]
+    assert 'data-name="scratch-OST0002" data-status="green"' in first.content.decode()
+    assert client.get("/health/overview/", HTTP_IF_NONE_MATCH=etag).status_code == 304
+
+    fail_a_drive(rack)
+    rack.write(time.time())
+    evaluate_and_store()
+    again = client.get("/health/overview/", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 200
+    assert again.headers["ETag"] != etag
+    assert 'data-name="scratch-OST0002" data-status="orange"' in again.content.decode()
+
+
+def test_the_health_api_answers_304_until_a_colour_changes(client, world, rack):
+    client.login(username="viewer", password="pw-viewer-123!")
+    first = client.get("/api/v1/health/")
+    etag = first.headers["ETag"]
+    assert first.json()["filesystems"][0]["status"] == "green"
+    assert client.get("/api/v1/health/", HTTP_IF_NONE_MATCH=etag).status_code == 304
+
+    fail_a_drive(rack)
+    rack.write(time.time())
+    evaluate_and_store()
+    again = client.get("/api/v1/health/", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 200
+    assert again.json()["filesystems"][0]["status"] == "orange"
+
+
+def test_chart_data_is_reused_within_the_refresh_and_read_again_after(client, world, rack):
+    client.login(username="viewer", password="pw-viewer-123!")
+    url = "/health/charts/capacity/?kind=filesystem&name=scratch"
+    settings.HEALTH_CHART_CACHE_SECONDS = 60
+    before = client.get(url).json()["total"]["used_tb"]
+    rack.fill_percent = {label: 90.0 for label in Target.objects.values_list("label", flat=True)}
+    rack.write(time.time())
+    assert client.get(url).json()["total"]["used_tb"] == before  # the same data, reused
+    settings.HEALTH_CHART_CACHE_SECONDS = 0
+    assert client.get(url).json()["total"]["used_tb"] > before
+
+
+def test_the_newest_point_of_each_series_of_a_flat_answer():
+    points = [
+        {"time": 1, "target": "scratch-OST0000", "server": "oss01", "kbytes_free": 9},
+        {"time": 1, "target": "scratch-OST0001", "server": None, "kbytes_free": 8},
+        {"time": 2, "target": "scratch-OST0000", "server": "oss01", "kbytes_free": 7},
+        {"time": 2, "target": "scratch-OST0000", "server": "oss02", "kbytes_free": 6},
+    ]
+    assert newest(points, ("target", "server")) == [
+        {"time": 2, "target": "scratch-OST0000", "server": "oss01", "kbytes_free": 7},
+        {"time": 1, "target": "scratch-OST0001", "server": "", "kbytes_free": 8},
+        {"time": 2, "target": "scratch-OST0000", "server": "oss02", "kbytes_free": 6},
+    ]
