@@ -139,14 +139,12 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
     from portal.health.services import evaluation
 
     thresholds = HealthSettings.load().thresholds()
-    say("InfluxDB statements behind the facts (each alone):")
+    say("InfluxDB statements behind the facts, each alone over its whole window (a round reads")
+    say("only what came since the last, with the newest points kept between rounds):")
     silence = thresholds.sensor_silence_seconds
-    statements = {
-        **metric_queries.metric_statements(silence),
-        **metric_queries.signal_statements(silence),
-    }
+    statements = metric_queries.fact_statements(silence)
     for name, statement in statements.items():
-        (points,), seconds = timed(influx.query_tagged, [statement])
+        (points,), seconds = timed(influx.query_tagged, [statement.statement()])
         say(f"  {name:14} {seconds:6.2f} s  {len(points):7,} points")
     say(
         f"Health evaluation, one round as the worker runs it (evaluate_and_store); goals: steady "

@@ -29,6 +29,15 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(autouse=True)
+def fresh_metrics():
+    """Each test's health evaluations start from InfluxDB, not from points an earlier test's
+    evaluations kept."""
+    from portal.health.services.metrics import KEPT
+
+    KEPT.clear()
+
+
+@pytest.fixture(autouse=True)
 def fresh_chart_data():
     """A test that writes points and reads a chart at once sees them: no chart data reused."""
     kept = settings.HEALTH_CHART_CACHE_SECONDS

@@ -321,82 +321,95 @@ def io_sizes_statements(source: Source, where: str, seconds: int, latest: int) -
 LAST_SEEN_WINDOW_SECONDS = 3600
 
 
-# The statements of the facts read the points of the window as one flat list (the tags as
-# columns), and ``NEWEST_BY`` names the tags whose newest point the engine keeps. InfluxDB 1.x
-# answers ``GROUP BY <tags> ORDER BY time DESC LIMIT 1`` over thousands of series three to four
-# times slower than the same points in time order (a descending cursor per series).
-NEWEST_BY = {
-    "ost": ("fs", "target", "server"),
-    "mdt": ("fs", "target", "server"),
-    "bmc": ("server", "sensor", "type"),
-    "array_rounds": ("array", "component", "id", "server"),
-    "group_faults": ("array", "component", "id", "server"),
-    "drive_faults": ("array", "component", "id", "server"),
-}
+@dataclass(frozen=True)
+class FactStatement:
+    """One statement behind the health facts: the newest points of each series (``series``:
+    its tags) within ``window`` seconds, or since a moment (``statement(since_ms)``), which is
+    how the engine reads only what is new since its last round (``keep`` newest points kept).
+
+    The big measurements (a target, a BMC sensor, an array component per series: tens of
+    thousands of series on a 100-SSU rack) are read as one flat list in time order, the tags as
+    columns (``flat``), and the newest point of each series is taken by the engine: InfluxDB 1.x
+    answers ``GROUP BY <tags> ORDER BY time DESC LIMIT 1`` over thousands of series three to
+    four times slower (a descending cursor per series).
+    """
+
+    fields: str
+    measurement: str
+    window: int
+    series: tuple[str, ...]
+    where: str = ""
+    flat: bool = False
+    keep: int = 1
+    aggregate: bool = False  # ``fields`` is a selector such as last(x): one point per series
+
+    def statement(self, since_ms: int | None = None) -> str:
+        moment = (
+            f"time > {since_ms}ms" if since_ms is not None else f"time > now() - {self.window}s"
+        )
+        where = f"{self.where} AND {moment}" if self.where else moment
+        if self.flat:
+            columns = ", ".join(self.series)
+            return f"SELECT {columns}, {self.fields} FROM {self.measurement} WHERE {where}"
+        grouped = f"GROUP BY {', '.join(self.series)}"
+        if not self.aggregate:
+            grouped += f" ORDER BY time DESC LIMIT {self.keep}"
+        return f"SELECT {self.fields} FROM {self.measurement} WHERE {where} {grouped}"
 
 
-def _flat(fields: str, measurement: str, name: str, where: str) -> str:
-    return f"SELECT {', '.join(NEWEST_BY[name])}, {fields} FROM {measurement} WHERE {where}"
+ARRAY_SERIES = ("array", "component", "id", "server")
+TARGET_SERIES = ("fs", "target", "server")
 
 
-def metric_statements(silence_seconds: float) -> dict[str, str]:
-    """The InfluxQL statements behind the facts, by name (the benchmark times each)."""
+def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
+    """The statements behind the facts, by name (the benchmark times each). The redundant paths
+    a server reports (sensors.redundancy) keep a silent server's last report (the hour's window):
+    it names what it lost before its partner fenced it."""
     short = int(max(60, 3 * silence_seconds))
     recent = int(max(20, silence_seconds))
+    hour = LAST_SEEN_WINDOW_SECONDS
     capacity = ", ".join(schema.CAPACITY_FIELDS)
+    server = ("server",)
+    node = (
+        f"{', '.join(schema.CPU_FIELDS)}, mem_total_kb, mem_available_kb, {schema.LUSTRE_HEALTHY}"
+    )
+    power = ", ".join(schema.BMC_POWER_FIELDS)
     return {
-        "sensor": "SELECT last(collect_seconds) FROM sensor "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "node": f"SELECT {', '.join(schema.CPU_FIELDS)}, mem_total_kb, mem_available_kb, "
-        f"{schema.LUSTRE_HEALTHY} "
-        f"FROM node WHERE time > now() - {short}s GROUP BY server ORDER BY time DESC LIMIT 2",
-        "bmc_seen": "SELECT last(ok) FROM bmc "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s GROUP BY server",
-        "bmc": _flat(", ".join(schema.BMC_FIELDS), "bmc", "bmc", f"time > now() - {short}s"),
-        "ost": _flat(capacity, "ost", "ost", f"time > now() - {short}s"),
-        "mdt": _flat(capacity, "mdt", "mdt", f"time > now() - {short}s"),
-        # Every round reports every drive, group and controller of an array (tens of thousands
-        # of series on a big rack): the controllers say when each server last reported each
-        # array; of the volume groups only those not ok are read, and drives only in arrays
-        # with such a group (``drive_faults``), by tag, which the index answers quickly.
-        "array_rounds": _flat(
+        "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
+        "node": FactStatement(node, "node", short, server, keep=2),
+        "bmc_seen": FactStatement("last(ok)", "bmc", hour, server, aggregate=True),
+        "bmc": FactStatement(
+            ", ".join(schema.BMC_FIELDS), "bmc", short, ("server", "sensor", "type"), flat=True
+        ),
+        "ost": FactStatement(capacity, "ost", short, TARGET_SERIES, flat=True),
+        "mdt": FactStatement(capacity, "mdt", short, TARGET_SERIES, flat=True),
+        # Every round reports every drive, group and controller of an array: the controllers
+        # say when each server last reported each array; of the volume groups only those not ok
+        # are read, and drives only in arrays with such a group (``drive_faults``), by tag,
+        # which the index answers quickly.
+        "array_rounds": FactStatement(
+            "state, ok", "array", short, ARRAY_SERIES, "component = 'controller'", flat=True
+        ),
+        "group_faults": FactStatement(
             "state, ok",
             "array",
-            "array_rounds",
-            f"component = 'controller' AND time > now() - {short}s",
+            recent,
+            ARRAY_SERIES,
+            "component = 'volume_group' AND ok = 0",
+            flat=True,
         ),
-        "group_faults": _flat(
-            "state, ok",
-            "array",
-            "group_faults",
-            f"component = 'volume_group' AND ok = 0 AND time > now() - {recent}s",
-        ),
-    }
-
-
-def signal_statements(silence_seconds: float) -> dict[str, str]:
-    """The statements of the redundant paths a server reports (sensors.redundancy). A silent
-    server's last report is kept (the hour's window): it names what it lost before its partner
-    fenced it. Of the multipath maps only those with a failed path are read."""
-    short = int(max(60, 3 * silence_seconds))
-    return {
-        "cluster": f"SELECT {', '.join(schema.CLUSTER_FIELDS)} "
-        f"FROM cluster WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
-        "lnet_state": f"SELECT {', '.join(schema.LNET_STATE_FIELDS)} FROM lnet "
-        f"WHERE time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
+        "cluster": FactStatement(", ".join(schema.CLUSTER_FIELDS), "cluster", hour, server),
+        "lnet_state": FactStatement(", ".join(schema.LNET_STATE_FIELDS), "lnet", hour, server),
         # Each server's summary point (no `device` tag); the maps themselves are read only
         # for servers whose newest summary has lost paths (``multipath_faults_statement``).
-        "multipath": f"SELECT {', '.join(schema.MULTIPATH_SUMMARY_FIELDS)} FROM multipath "
-        f"WHERE device = '' AND time > now() - {LAST_SEEN_WINDOW_SECONDS}s "
-        "GROUP BY server ORDER BY time DESC LIMIT 1",
-        "bmc_power": f"SELECT {', '.join(schema.BMC_POWER_FIELDS)} FROM bmc_power "
-        f"WHERE time > now() - {short}s GROUP BY server, polled_by ORDER BY time DESC LIMIT 1",
+        "multipath": FactStatement(
+            ", ".join(schema.MULTIPATH_SUMMARY_FIELDS), "multipath", hour, server, "device = ''"
+        ),
+        "bmc_power": FactStatement(power, "bmc_power", short, ("server", "polled_by")),
         # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
-        "bmc_power_ok": f"SELECT {', '.join(schema.BMC_POWER_FIELDS)} FROM bmc_power "
-        f"WHERE answered = 1 AND time > now() - {short}s GROUP BY server, polled_by "
-        "ORDER BY time DESC LIMIT 1",
+        "bmc_power_ok": FactStatement(
+            power, "bmc_power", short, ("server", "polled_by"), "answered = 1"
+        ),
     }
 
 
@@ -413,14 +426,15 @@ def multipath_faults_statement(rounds: dict[str, int]) -> str:
 
 def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
     """The drives not ok of these arrays, in their recent rounds."""
-    recent = int(max(20, silence_seconds))
     which = " OR ".join(f"array = {quote_string(name)}" for name in sorted(arrays))
-    return _flat(
+    return FactStatement(
         "state, ok",
         "array",
-        "drive_faults",
-        f"component = 'drive' AND ({which}) AND ok = 0 AND time > now() - {recent}s",
-    )
+        int(max(20, silence_seconds)),
+        ARRAY_SERIES,
+        f"component = 'drive' AND ({which}) AND ok = 0",
+        flat=True,
+    ).statement()
 
 
 # --- alert rules (portal.alerts) -------------------------------------------------------------

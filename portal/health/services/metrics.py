@@ -1,18 +1,25 @@
 """The newest points of the sensors that the health rules read (DESIGN.md §6), from InfluxDB.
 
-One request per round asks for every statement of ``portal.metric_queries`` (``metric_statements``
-and ``signal_statements``); the big measurements (a target, a BMC sensor, an array component per
-series: tens of thousands of series on a 100-SSU rack) come back as one flat list in time order,
-of which ``newest`` keeps the last point of each series.
+One request per round asks for every statement of ``portal.metric_queries.fact_statements``.
+The newest points of each series are kept between rounds (``KeptPoints``), so a round asks only
+for what came since the last one: a few seconds of points instead of each statement's whole
+window (up to an hour), which on a 100-SSU rack is most of a round's cost.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+
+from django.conf import settings
 
 from portal import influx
 from portal import metric_queries as queries
 from sensors import schema
+
+# Points reach InfluxDB a little after the moment they carry (a round is written when it is
+# complete; a busy server's a few seconds late): each round reads again this far behind the last.
+MARGIN_SECONDS = 15.0
 
 
 def newest(points: list[dict], tags: tuple[str, ...]) -> list[dict]:
@@ -20,11 +27,75 @@ def newest(points: list[dict], tags: tuple[str, ...]) -> list[dict]:
     lacks reads "" as in a ``GROUP BY`` answer."""
     last: dict[tuple, dict] = {}
     for point in points:
-        for tag in tags:
-            if point[tag] is None:
-                point[tag] = ""
-        last[tuple(point[tag] for tag in tags)] = point
+        last[_series(point, tags)] = point
     return list(last.values())
+
+
+def _series(point: dict, tags: tuple[str, ...]) -> tuple:
+    for tag in tags:
+        if point.get(tag) is None:
+            point[tag] = ""
+    return tuple(point[tag] for tag in tags)
+
+
+class KeptPoints:
+    """The newest points of every series of every statement, kept between the rounds of this
+    process. Each statement's window still bounds what counts: a point older than the window is
+    dropped, as the statement over its whole window would not have found it. A new database or
+    other windows start over."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.identity: tuple | None = None
+        self.read_at: float | None = None
+        self.series: dict[str, dict[tuple, list[dict]]] = {}
+
+    def statements(
+        self, statements: dict[str, queries.FactStatement], now: float, identity: tuple
+    ) -> dict[str, str]:
+        """Each statement's text for this round: since the last read (less the margin), or over
+        its whole window the first time."""
+        if identity != self.identity:
+            self.clear()
+            self.identity = identity
+        texts = {}
+        for name, statement in statements.items():
+            since = None
+            if self.read_at is not None and name in self.series:
+                start = max(now - statement.window, self.read_at - MARGIN_SECONDS)
+                since = int(start * 1000)
+            texts[name] = statement.statement(since)
+        self.read_at = now
+        return texts
+
+    def merge(
+        self, name: str, statement: queries.FactStatement, points: list[dict], now: float
+    ) -> list[dict]:
+        """The kept points with the round's new ones: the newest ``keep`` of each series, newest
+        first, within the statement's window."""
+        kept = self.series.setdefault(name, {})
+        for point in points:
+            kept.setdefault(_series(point, statement.series), []).append(point)
+        oldest = (now - statement.window) * 1000
+        answer = []
+        for key in list(kept):
+            found = kept[key]
+            if len(found) > 1:
+                by_time = {point["time"]: point for point in found}  # a point read twice once
+                found = sorted(by_time.values(), key=lambda point: point["time"], reverse=True)
+                found = found[: statement.keep]
+            found = [point for point in found if point["time"] > oldest]
+            if found:
+                kept[key] = found
+                answer.extend(found)
+            else:
+                del kept[key]
+        return answer
+
+
+KEPT = KeptPoints()
 
 
 @dataclass
@@ -72,17 +143,23 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
                 found[point["server"]] = point
 
 
-def read_metrics(silence_seconds: float) -> Metrics:
-    """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``."""
-    statements = {
-        **queries.metric_statements(silence_seconds),
-        **queries.signal_statements(silence_seconds),
+def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metrics:
+    """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``
+    (and then keeps nothing of the round)."""
+    kept = KEPT if kept is None else kept
+    statements = queries.fact_statements(silence_seconds)
+    now = time.time()
+    identity = (settings.INFLUXDB_URL, settings.INFLUXDB_DATABASE, silence_seconds)
+    texts = kept.statements(statements, now, identity)
+    try:
+        results = influx.query_tagged(list(texts.values()), epoch="ms")
+    except influx.InfluxError:
+        kept.clear()
+        raise
+    answers = {
+        name: kept.merge(name, statements[name], points, now)
+        for name, points in zip(statements, results, strict=True)
     }
-    results = influx.query_tagged(list(statements.values()), epoch="ms")
-    answers = dict(zip(statements, results, strict=True))
-    for name, tags in queries.NEWEST_BY.items():
-        if name in answers:
-            answers[name] = newest(answers[name], tags)
     metrics = Metrics()
     for point in answers["sensor"]:
         metrics.sensor_seen[point["server"]] = point["time"] / 1000
@@ -113,7 +190,7 @@ def read_metrics(silence_seconds: float) -> Metrics:
         (drives,) = influx.query_tagged(
             [queries.drive_faults_statement(degraded, silence_seconds)], epoch="ms"
         )
-        faults = faults + newest(drives, queries.NEWEST_BY["drive_faults"])
+        faults = faults + newest(drives, queries.ARRAY_SERIES)
     for point in answers["array_rounds"] + faults:
         if point["time"] < _round(rounds, point):
             continue  # not in the array's newest round: fixed since
