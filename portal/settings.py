@@ -168,6 +168,16 @@ OSTARA_DRIVE_REBUILD_HOURS = env_int("OSTARA_DRIVE_REBUILD_HOURS", 48)
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL
+# Shared by the portal's processes for a few seconds (portal.shared_cache): chart data that one
+# browser's request computed serves the others.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "ostara",
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+    }
+}
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"

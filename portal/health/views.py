@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
-from django.core.cache import cache
 from django.db.models import Model
 from django.forms import modelform_factory
 from django.http import Http404, JsonResponse
@@ -25,6 +24,7 @@ from portal.health.services.evaluation import cached_trees, cached_version, last
 from portal.health.services.facts import object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.settings_page import single_row_settings
+from portal.shared_cache import reused
 from sensors import schema
 
 RECENT_CHANGES = 15
@@ -364,18 +364,17 @@ def chart_data(request, chart: str):
         raise Http404(f"no chart {chart} for {kind or 'nothing'}")
     scope = _scope(kind, name)
     seconds = charts.range_seconds(request.GET.get("range"))
-    key = f"health-chart:{chart}:{kind}:{name}:{seconds}"
-    data = cache.get(key) if settings.HEALTH_CHART_CACHE_SECONDS > 0 else None
-    if data is None:
-        try:
-            data = _chart(chart, kind, name, scope, seconds)
-        except influx.InfluxError as error:
-            return JsonResponse(
-                {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
-            )
-        data["range"] = seconds
-        if settings.HEALTH_CHART_CACHE_SECONDS > 0:
-            cache.set(key, data, settings.HEALTH_CHART_CACHE_SECONDS)
+    key = f"health-chart:{settings.INFLUXDB_DATABASE}:{chart}:{kind}:{name}:{seconds}"
+    try:
+        data = reused(
+            key,
+            settings.HEALTH_CHART_CACHE_SECONDS,
+            lambda: {**_chart(chart, kind, name, scope, seconds), "range": seconds},
+        )
+    except influx.InfluxError as error:
+        return JsonResponse(
+            {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
+        )
     return JsonResponse(data)
 
 
