@@ -71,6 +71,37 @@ class BenchInfluxDB:
                 self.process.wait()
 
 
+class BenchRedis:
+    """A Redis of our own on a free loopback port (the portal's shared cache), nothing kept."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> BenchRedis:
+        self.process = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", ""]
+            + ["--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__()
+        raise RuntimeError("the benchmark's Redis did not answer within 30 s")
+
+    def __exit__(self, *_exc) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
 def django_world(work: Path, influxdb_url: str, timeout: int = 300) -> None:
     """Django on an SQLite database in ``work`` and the benchmark's InfluxDB, migrated."""
     os.environ.update(

@@ -20,6 +20,7 @@ removes both afterwards. It measures; it never fails on a number.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -29,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.alerts import bench_alerts
-from benchmarks.common import BenchInfluxDB, django_world, say
+from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
 from portal import metric_queries
@@ -261,7 +262,6 @@ def bench_load(work: Path, sensor_round: SensorRounds, seconds: int) -> None:
     gunicorn as `make demo` runs it, while the sensors keep sending and the engine evaluates
     every 10 s in this process."""
     import csv
-    import os
     import subprocess
     import threading
 
@@ -356,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="ostara-health-bench-"))
     influxdb = BenchInfluxDB(work).__enter__()
     influxdb_url = influxdb.url
+    redis = BenchRedis().__enter__()
+    os.environ["REDIS_URL"] = redis.url  # the portal's shared cache
     try:
         django_world(work, influxdb_url)
         from portal import influx
@@ -374,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_load(work, sensor_round, args.load_seconds)
     finally:
         influxdb.__exit__()
+        redis.__exit__()
         if args.keep:
             say(f"work directory kept: {work}")
         else:
