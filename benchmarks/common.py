@@ -57,6 +57,21 @@ class BenchInfluxDB:
         self.__exit__()
         raise RuntimeError("the benchmark's InfluxDB did not answer within 30 s")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds influxd has used so far (from /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def settle(self, quiet_share: float = 0.05, limit: float = 30.0) -> None:
+        """Wait until influxd is nearly idle (its background snapshots and compactions of the
+        last write done), so the next measurement does not pay for the previous one."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            before = self.cpu_seconds()
+            time.sleep(0.5)
+            if self.cpu_seconds() - before < 0.5 * quiet_share:
+                return
+
     def query(self, statement: str) -> None:
         data = urllib.parse.urlencode({"q": statement}).encode()
         urllib.request.urlopen(f"{self.url}/query", data=data, timeout=30).read()

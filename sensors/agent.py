@@ -89,6 +89,7 @@ class Agent:
             if len(self.spool):
                 self.sender.replay(time.monotonic() + DRAIN_SECONDS)
         finally:
+            self.sender.writer.close()
             self.spool.close()
         if len(self.spool):
             log.info("leaving %d points in the spool for the next start", self.spool.points)

@@ -25,10 +25,9 @@ import http.client
 import json
 import logging
 import re
+import ssl
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import NamedTuple
 
 from sensors.spool import Spool
@@ -47,7 +46,13 @@ class WriteResult(NamedTuple):
 
 
 class InfluxWriter:
-    """POST /write of one gzip body; never raises for HTTP or network trouble."""
+    """POST /write of one gzip body; never raises for HTTP or network trouble.
+
+    The connection is kept alive from batch to batch, as InfluxDB allows: a new connection
+    per batch costs a TCP (and for https a TLS) handshake each time. When InfluxDB has closed
+    the idle connection meanwhile, the batch goes once more on a new one. The sensor talks to
+    InfluxDB directly, never through an HTTP proxy.
+    """
 
     def __init__(
         self,
@@ -62,7 +67,10 @@ class InfluxWriter:
         query = {"db": database, "precision": precision}
         if retention_policy:
             query["rp"] = retention_policy
-        self.url = f"{url.rstrip('/')}/write?{urllib.parse.urlencode(query)}"
+        parts = urllib.parse.urlsplit(url)
+        self.https = parts.scheme == "https"
+        self.netloc = parts.netloc
+        self.path = f"{parts.path.rstrip('/')}/write?{urllib.parse.urlencode(query)}"
         self.timeout = timeout
         self.headers = {
             "Content-Type": "text/plain; charset=utf-8",
@@ -71,39 +79,63 @@ class InfluxWriter:
         if username:
             token = base64.b64encode(f"{username}:{password}".encode()).decode()
             self.headers["Authorization"] = f"Basic {token}"
+        self.connection: http.client.HTTPConnection | None = None
+        self.connections = 0  # opened so far
 
     def write(self, body: bytes) -> WriteResult:
-        request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
+        reused = self.connection is not None
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                response.read()
-                return WriteResult(ACCEPTED)
-        except urllib.error.HTTPError as error:
-            message = _error_message(error)
-            if error.code in (400, 413):
-                # `partial write: ... dropped=N`: the other points were written. Lines that
-                # do not parse are not in N; each is named in an `unable to parse` clause.
-                match = _DROPPED_RE.search(message)
-                dropped = int(match.group(1)) if match else None
-                unparsable = message.count("unable to parse")
-                if unparsable:
-                    dropped = (dropped or 0) + unparsable
-                return WriteResult(REJECTED, f"HTTP {error.code}: {message}", dropped)
-            return WriteResult(FAILED, f"HTTP {error.code}: {message}")
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-            reason = getattr(error, "reason", error)
-            return WriteResult(FAILED, f"{type(error).__name__}: {reason}")
+            try:
+                status, raw = self._post(body)
+            except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+                # RemoteDisconnected is a ConnectionResetError: an idle connection closed.
+                self.close()
+                if not reused:
+                    raise
+                status, raw = self._post(body)
+        except (http.client.HTTPException, OSError) as error:
+            self.close()
+            return WriteResult(FAILED, f"{type(error).__name__}: {error}")
+        if 200 <= status < 300:
+            return WriteResult(ACCEPTED)
+        message = _error_message(raw)
+        if status in (400, 413):
+            # `partial write: ... dropped=N`: the other points were written. Lines that
+            # do not parse are not in N; each is named in an `unable to parse` clause.
+            match = _DROPPED_RE.search(message)
+            dropped = int(match.group(1)) if match else None
+            unparsable = message.count("unable to parse")
+            if unparsable:
+                dropped = (dropped or 0) + unparsable
+            return WriteResult(REJECTED, f"HTTP {status}: {message}", dropped)
+        return WriteResult(FAILED, f"HTTP {status}: {message}")
+
+    def _post(self, body: bytes) -> tuple[int, bytes]:
+        if self.connection is None:
+            if self.https:
+                context = ssl.create_default_context()
+                self.connection = http.client.HTTPSConnection(
+                    self.netloc, timeout=self.timeout, context=context
+                )
+            else:
+                self.connection = http.client.HTTPConnection(self.netloc, timeout=self.timeout)
+            self.connections += 1
+        self.connection.request("POST", self.path, body=body, headers=self.headers)
+        response = self.connection.getresponse()
+        return response.status, response.read()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
 
 
-def _error_message(error: urllib.error.HTTPError) -> str:
+def _error_message(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
     try:
-        raw = error.read().decode("utf-8", "replace")
-    except OSError:
-        return error.reason or ""
-    try:
-        return str(json.loads(raw).get("error", raw)).strip()
+        return str(json.loads(text).get("error", text)).strip()
     except (ValueError, AttributeError):
-        return raw.strip()[:500]
+        return text.strip()[:500]
 
 
 def encode_batches(lines: list[str], batch_size: int) -> list[tuple[bytes, int]]:

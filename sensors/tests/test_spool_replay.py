@@ -4,6 +4,7 @@ spooled; a batch sent twice does not count twice."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.server
 import os
@@ -188,15 +189,22 @@ class _Stub(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def _serving(handler: type[http.server.BaseHTTPRequestHandler]):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def stub():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     _Stub.received = []
-    yield server, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with _serving(_Stub) as server:
+        yield server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def test_server_errors_and_timeouts_are_transient(tmp_path, stub):
@@ -254,3 +262,54 @@ def test_a_spool_that_cannot_be_written_drops_and_counts_the_batch(tmp_path, mon
     sender.send(_lines("m", 6))
     assert spool.dropped_points == 6
     assert "cannot spool 6 points, dropped: [Errno 28] No space left on device" in caplog.text
+
+
+# --------------------------------------------------------------------------------------------
+# one kept-alive connection, as InfluxDB allows
+
+
+class _KeepAlive(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keeps the connection open between requests
+    close_after_each = False  # as a server whose idle timeout closed the connection
+    peers: list[tuple[str, int]] = []
+    received: list[bytes] = []
+
+    def do_POST(self):  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        _KeepAlive.peers.append(self.client_address)
+        _KeepAlive.received.append(gzip.decompress(body))
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        # Closed without a `Connection: close`: the client learns it at its next request.
+        self.close_connection = self.close_after_each
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def keep_alive():
+    _KeepAlive.peers, _KeepAlive.received, _KeepAlive.close_after_each = [], [], False
+    with _serving(_KeepAlive) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_the_batches_of_a_round_go_on_one_connection(tmp_path, keep_alive):
+    spool = Spool(str(tmp_path), 10**7, 100)
+    sender = Sender(InfluxWriter(keep_alive, "db"), spool, batch_size=2)
+    sender.send(_lines("m", 5))
+    sender.send(_lines("m", 3, start_ms=9_000))
+    assert len(_KeepAlive.received) == 5 and sender.sent_points == 8
+    assert len(set(_KeepAlive.peers)) == 1  # one TCP connection for all five batches
+    assert sender.writer.connections == 1
+
+
+def test_a_connection_the_server_closed_while_idle_costs_no_batch(tmp_path, keep_alive):
+    _KeepAlive.close_after_each = True
+    spool = Spool(str(tmp_path), 10**7, 100)
+    sender = Sender(InfluxWriter(keep_alive, "db"), spool, batch_size=2)
+    sender.send(_lines("m", 4))
+    sender.send(_lines("m", 2, start_ms=9_000))
+    assert len(spool) == 0 and sender.sent_points == 6  # sent again on a new connection
+    assert len(_KeepAlive.received) == 3 and len(set(_KeepAlive.peers)) == 3
