@@ -30,11 +30,13 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(autouse=True)
 def fresh_metrics():
-    """Each test's health evaluations start from InfluxDB, not from points an earlier test's
-    evaluations kept."""
+    """Each test's health evaluations start from InfluxDB and the inventory, not from what an
+    earlier test's evaluations kept."""
+    from portal.health.services.facts import FOLLOWED
     from portal.health.services.metrics import KEPT
 
     KEPT.clear()
+    FOLLOWED.clear()
 
 
 @pytest.fixture(autouse=True)

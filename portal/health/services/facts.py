@@ -234,9 +234,37 @@ def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
     return placements, groups, drives
 
 
+class Followed:
+    """What this process last recorded in the inventory. The same observations again are not
+    compared with the inventory row by row (4,400 rows on a 100-SSU rack) but every
+    ``FULL_CHECK_ROUNDS``th round, which also corrects what another writer changed meanwhile."""
+
+    FULL_CHECK_ROUNDS = 6
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.observed: tuple | None = None
+        self.rounds = 0
+
+    def unchanged(self, observed: tuple) -> bool:
+        self.rounds += 1
+        return observed == self.observed and self.rounds % self.FULL_CHECK_ROUNDS != 0
+
+    def recorded(self, observed: tuple) -> None:
+        self.observed, self.rounds = observed, 0
+
+
+FOLLOWED = Followed()
+
+
 def follow_inventory(facts: rules.RackFacts) -> int:
     """Keep the inventory saying what the rack reports; return how many rows changed."""
     placements, groups, drives = observations(facts)
+    observed = (placements, dict(groups), dict(drives))
+    if FOLLOWED.unchanged(observed):
+        return 0
     fresh_arrays = {array for array, _ in groups}
     # Drives the inventory still holds as lost that no array reports so any more: repaired.
     for drive in Drive.objects.filter(
@@ -245,7 +273,9 @@ def follow_inventory(facts: rules.RackFacts) -> int:
     ).select_related("enclosure__array"):
         ident = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
         drives.setdefault((drive.enclosure.array.name, ident), "optimal")
-    return record_observations(placements=placements, group_states=groups, drive_states=drives)
+    changed = record_observations(placements=placements, group_states=groups, drive_states=drives)
+    FOLLOWED.recorded(observed)
+    return changed
 
 
 def _server_facts(
