@@ -376,7 +376,7 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
     power = ", ".join(schema.BMC_POWER_FIELDS)
     return {
         "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
-        "node": FactStatement(node, "node", short, server, keep=2),
+        "node": FactStatement(node, "node", short, server, flat=True, keep=2),
         "bmc_seen": FactStatement("last(ok)", "bmc", hour, server, aggregate=True),
         "bmc": FactStatement(
             ", ".join(schema.BMC_FIELDS), "bmc", short, ("server", "sensor", "type"), flat=True
