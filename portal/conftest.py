@@ -32,11 +32,13 @@ CHROMIUM_ARGS = [
 def fresh_metrics():
     """Each test's health evaluations start from InfluxDB and the inventory, not from what an
     earlier test's evaluations kept."""
+    from portal.health.services.evaluation import REMEMBERED
     from portal.health.services.facts import FOLLOWED
     from portal.health.services.metrics import KEPT
 
     KEPT.clear()
     FOLLOWED.clear()
+    REMEMBERED.clear()
 
 
 @pytest.fixture(autouse=True)

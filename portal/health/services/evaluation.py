@@ -100,6 +100,50 @@ def cached_rows() -> dict[str, CachedRow]:
     }
 
 
+class Remembered:
+    """The cached colours as this process last read them, with the version and row count they
+    had: a steady rack's next round compares with them instead of reading 3,000 rows again.
+    Any write of ``store`` (this process's or another's) changes the version."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.state: tuple | None = None
+        self.rows: dict[str, CachedRow] | None = None
+
+    def rows_now(self) -> dict[str, CachedRow]:
+        # The version first: rows read after it are at least as new as it says.
+        version = Evaluation.objects.filter(pk=1).values_list("version", flat=True).first()
+        state = (version, HealthStatus.objects.count())
+        if version is not None and self.rows is not None and state == self.state:
+            return self.rows
+        self.rows, self.state = cached_rows(), state
+        return self.rows
+
+    def written(
+        self,
+        read: dict[str, CachedRow],
+        updated: dict[str, dict],
+        created: list[HealthStatus],
+        gone: list[int],
+        version: str,
+    ) -> None:
+        """What the rows are after ``store`` wrote all it meant to on the rows it ``read``."""
+        if any(row.pk is None for row in created):
+            return  # a database that does not return new keys: read them next round
+        gone_pks = set(gone)
+        rows = {key: row for key, row in read.items() if row.pk not in gone_pks}
+        for key, fields in updated.items():
+            rows[key] = rows[key]._replace(**fields)
+        for row in created:
+            rows[row.key] = CachedRow(*(getattr(row, name) for name in CachedRow._fields))
+        self.rows, self.state = rows, (version, len(rows))
+
+
+REMEMBERED = Remembered()
+
+
 def node_key(node: rules.Node) -> str:
     """The node's inventory key; a node built without one (a test's) is known by its name."""
     return node.key or f"{node.kind}/{node.name}"
@@ -116,10 +160,11 @@ def store(
     one transaction (one commit, not one per row).
     """
     moment = timezone.now()
-    cached = cached_rows() if cached is None else cached
+    cached = REMEMBERED.rows_now() if cached is None else cached
     seen: set[str] = set()
     claims: list[tuple[CachedRow, rules.Node, dict]] = []
     refreshed: dict[tuple[str, ...], list[HealthStatus]] = defaultdict(list)
+    updated: dict[str, dict] = {}  # key -> the fields written, for the remembered rows
     created: list[HealthStatus] = []
     changes: list[StatusChange] = []
     for tree in trees:
@@ -163,10 +208,15 @@ def store(
             wanted = {"name": node.name, "reasons": node.reasons, "summary": node.summary, **place}
             differ = tuple(name for name, value in wanted.items() if getattr(row, name) != value)
             if differ:
-                refreshed[differ].append(HealthStatus(pk=row.pk, **{n: wanted[n] for n in differ}))
+                fields = {name: wanted[name] for name in differ}
+                refreshed[differ].append(HealthStatus(pk=row.pk, **fields))
+                updated[key] = fields
     gone = [row.pk for key, row in cached.items() if key not in seen]
     if not (created or claims or refreshed or gone):
         return []
+    REMEMBERED.clear()
+    version = new_version()
+    everything_claimed = True
     with transaction.atomic():
         for row, node, place in claims:
             claimed = HealthStatus.objects.filter(pk=row.pk, status=row.status).update(
@@ -179,12 +229,17 @@ def store(
             )
             if claimed == 1:
                 changes.append(_change(node, row.status, moment))
+                updated[row.key] = {"name": node.name, "status": node.status, **place}
+                updated[row.key].update(reasons=node.reasons, summary=node.summary)
+            else:
+                everything_claimed = False
         if created:
             try:
                 with transaction.atomic():
                     HealthStatus.objects.bulk_create(created)
             except IntegrityError:
                 # Another evaluation created some first: add ours one by one, keep theirs.
+                everything_claimed = False
                 for row in created:
                     HealthStatus.objects.get_or_create(key=row.key, defaults=_fields(row))
         for differ, rows in refreshed.items():
@@ -193,7 +248,9 @@ def store(
             HealthStatus.objects.filter(pk__in=gone).delete()
         if changes:
             StatusChange.objects.bulk_create(changes)
-        Evaluation.objects.filter(pk=1).update(version=new_version())
+        Evaluation.objects.filter(pk=1).update(version=version)
+    if everything_claimed:
+        REMEMBERED.written(cached, updated, created, gone, version)
     for change in changes:
         log.info("%s %s: %s -> %s", change.kind, change.name, change.old or "new", change.new)
     return changes

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from portal.health.models import Evaluation, HealthStatus
-from portal.health.services.evaluation import evaluate_and_store
+from portal.health.services.evaluation import REMEMBERED, cached_rows, evaluate_and_store
 from portal.health.services.metrics import newest
 from portal.health.tests.metrics import RackMetrics
 from portal.inventory.models import Drive, Target
@@ -102,3 +102,13 @@ def test_the_newest_point_of_each_series_of_a_flat_answer():
         {"time": 1, "target": "scratch-OST0001", "server": "", "kbytes_free": 8},
         {"time": 2, "target": "scratch-OST0000", "server": "oss02", "kbytes_free": 6},
     ]
+
+
+def test_the_colours_a_round_remembers_are_those_it_stored(rack):
+    fail_a_drive(rack)
+    rack.write(time.time())
+    assert evaluate_and_store().changes  # the OST, its array and their parents change
+    assert REMEMBERED.rows == cached_rows()
+    assert REMEMBERED.rows_now() is REMEMBERED.rows  # the next round reads no rows
+    HealthStatus.objects.filter(kind="target").first().delete()  # written by someone else
+    assert REMEMBERED.rows_now() == cached_rows()
