@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
+from functools import lru_cache
 from typing import NamedTuple
 
 from django.db import models
@@ -407,7 +408,9 @@ def _infer_mgs(targets: list[rules.TargetFacts]) -> None:
                 break
 
 
+@lru_cache(maxsize=64)
 def _redundancy(raid: str) -> int:
+    """Drives a group of this RAID level can lose (a rack has a few levels, 2,000 groups)."""
     raid = raid.lower().replace("raid", "")
     match = re.fullmatch(r"(\d+)\+(\d+)", raid)
     if match:
