@@ -2,13 +2,15 @@
 
 Twenty dashboards open on one filesystem ask for the same chart every refresh; ``reused`` lets
 one process compute it once per period and the others answer with it. When the period is over,
-the first process to ask recomputes while the rest answer with the previous data, so the
-answers never wait on each other. Without Redis every request computes its own answer.
+the first request to ask starts the recomputation in a thread of its process and, like every
+other request until it is done, answers with the previous data: only the very first request of
+a chart waits for it. Without Redis every request computes its own answer.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -32,15 +34,33 @@ def reused(key: str, seconds: float, compute: Callable[[], T]) -> T:
             answer, computed = kept
             if time.time() - computed < seconds:
                 return answer
-            if not cache.add(f"{key}:recomputing", 1, timeout=RECOMPUTE_SECONDS):
-                return answer  # another process is on it: the previous answer meanwhile
+            if cache.add(f"{key}:recomputing", 1, timeout=RECOMPUTE_SECONDS):
+                threading.Thread(
+                    target=_recompute, args=(key, seconds, compute), daemon=True
+                ).start()
+            return answer  # the previous answer while it is recomputed
     except redis.RedisError as error:
         log.warning("no shared cache (%s): computing %s here", error, key)
         return compute()
     answer = compute()
+    _keep(key, seconds, answer)
+    return answer
+
+
+def _recompute(key: str, seconds: float, compute: Callable[[], object]) -> None:
+    try:
+        _keep(key, seconds, compute())
+    except Exception:  # a thread's error goes to the log; the old answer stays
+        log.exception("recomputing %s failed; the previous answer stays", key)
+        try:
+            cache.delete(f"{key}:recomputing")
+        except redis.RedisError:
+            pass
+
+
+def _keep(key: str, seconds: float, answer: object) -> None:
     try:
         cache.set(key, (answer, time.time()), timeout=max(60, 10 * seconds))
         cache.delete(f"{key}:recomputing")
     except redis.RedisError as error:
         log.warning("no shared cache (%s): %s not kept", error, key)
-    return answer

@@ -366,9 +366,11 @@ def chart_data(request, chart: str):
     seconds = charts.range_seconds(request.GET.get("range"))
     key = f"health-chart:{settings.INFLUXDB_DATABASE}:{chart}:{kind}:{name}:{seconds}"
     try:
+        # No new point is drawn within a step of the chart (15 s for an hour).
+        period = max(settings.HEALTH_CHART_CACHE_SECONDS, seconds // charts.POINTS_PER_CHART)
         data = reused(
             key,
-            settings.HEALTH_CHART_CACHE_SECONDS,
+            period if settings.HEALTH_CHART_CACHE_SECONDS > 0 else 0,
             lambda: {**_chart(chart, kind, name, scope, seconds), "range": seconds},
         )
     except influx.InfluxError as error:
