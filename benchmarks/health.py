@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -83,13 +84,14 @@ class SensorRounds:
         for start in range(0, len(lines), 5000):
             influx.write_lines(lines[start : start + 5000], precision="ms")
 
-    def replay(self, over_seconds: float = 0) -> None:
+    def replay(self, over_seconds: float = 0, full: set[str] = frozenset()) -> None:
         """The last round again at the present time: the sensors of a steady rack, at the
         cost of InfluxDB's ingest alone (a round of the collectors takes 25 s of CPU here);
-        spread over ``over_seconds`` as the servers' rounds arrive, or all at once."""
+        spread over ``over_seconds`` as the servers' rounds arrive, or all at once. The OSTs
+        named in ``full`` report 97 % of their space used."""
         tick = int(time.time() * 1000)
         suffix = f" {self.tick}"
-        lines = [line[: -len(suffix)] + f" {tick}" for line in self.lines]
+        lines = [_filled(line[: -len(suffix)] + f" {tick}", full) for line in self.lines]
         batches = [lines[start : start + 5000] for start in range(0, len(lines), 5000)]
         for batch in batches:
             self.post(batch)
@@ -176,17 +178,17 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
     )
     changed = []
     for _ in range(repeat):
-        sensor_round.replay()
-        objects = fill_osts(CHANGED_SHARE)  # some OSTs 97 % full: orange or red
+        full = full_osts(CHANGED_SHARE)
+        sensor_round.replay(full=full)  # these OSTs 97 % full: orange or red
         time.sleep(SETTLE_SECONDS)
         result = evaluation.evaluate_and_store()
         changed.append(result.seconds)
-        report_round(f"{objects} OSTs filled", result)
+        report_round(f"{len(full)} OSTs filled", result)
         sensor_round.replay()  # and back
         time.sleep(SETTLE_SECONDS)
         result = evaluation.evaluate_and_store()
         changed.append(result.seconds)
-        report_round(f"{objects} OSTs emptied again", result)
+        report_round(f"{len(full)} OSTs emptied again", result)
     say(
         f"  {CHANGED_SHARE:.0%} changing, median of {len(changed)}: "
         f"{statistics.median(changed) * 1000:.0f} ms (goal {CHANGE_GOAL_S * 1000:.0f} ms)"
@@ -203,26 +205,27 @@ def report_round(label: str, result) -> None:
     )
 
 
-def fill_osts(share: float) -> int:
-    """Points that say a share of the OSTs (of the health tree's objects) are 97 % full, newer
-    than the sensors' last round; returns how many OSTs."""
-    from portal import influx
+def full_osts(share: float) -> set[str]:
+    """As many OSTs as a share of the health tree's objects (30 of 3,007 for 1 %)."""
     from portal.health.models import HealthStatus
 
     objects = HealthStatus.objects.count()
     rows = HealthStatus.objects.filter(kind="target", name__contains="-OST").order_by("name")
-    tick = int(time.time() * 1000)
-    lines = []
-    for row in rows[: max(1, int(objects * share))]:
-        fs, _, _ = row.name.partition("-")
-        server = row.summary.get("server", "")
-        total = 100 * 2**30
-        lines.append(
-            f"ost,fs={fs},server={server},target={row.name} kbytes_total={total}i,"
-            f"kbytes_free={3 * total // 100}i,kbytes_avail={3 * total // 100}i {tick}"
-        )
-    influx.write_lines(lines, precision="ms")
-    return len(lines)
+    return {row.name for row in rows[: max(1, int(objects * share))]}
+
+
+_OST_LINE = re.compile(r"^ost,(?:.*,)?fs=(?P<fs>[^,]+),(?:.*,)?target=(?P<target>[^, ]+)[ ,]")
+
+
+def _filled(line: str, full: set[str]) -> str:
+    """An OST's line of a round with 97 % of its space used, when it is one of ``full``."""
+    match = _OST_LINE.match(line)
+    if not match or f"{match['fs']}-{match['target']}" not in full:
+        return line
+    total = int(re.search(r"kbytes_total=(\d+)i", line).group(1))
+    left = f"{3 * total // 100}i"
+    line = re.sub(r"kbytes_free=\d+i", f"kbytes_free={left}", line)
+    return re.sub(r"kbytes_avail=\d+i", f"kbytes_avail={left}", line)
 
 
 def evaluate_after(sensor_round: SensorRounds) -> None:
