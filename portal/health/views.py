@@ -366,8 +366,11 @@ def chart_data(request, chart: str):
     seconds = charts.range_seconds(request.GET.get("range"))
     key = f"health-chart:{settings.INFLUXDB_DATABASE}:{chart}:{kind}:{name}:{seconds}"
     try:
-        # No new point is drawn within a step of the chart (15 s for an hour).
-        period = max(settings.HEALTH_CHART_CACHE_SECONDS, seconds // charts.POINTS_PER_CHART)
+        # A time series draws no new point within a step (15 s for an hour), and is kept that
+        # long up to a minute; capacity is the latest fill whatever the range.
+        period = settings.HEALTH_CHART_CACHE_SECONDS
+        if chart != "capacity":
+            period = max(period, min(seconds // charts.POINTS_PER_CHART, 60))
         data = reused(
             key,
             period if settings.HEALTH_CHART_CACHE_SECONDS > 0 else 0,

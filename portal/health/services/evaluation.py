@@ -26,7 +26,7 @@ from portal.health.models import (
     StatusChange,
     new_version,
 )
-from portal.health.services.facts import follow_inventory, gather_facts
+from portal.health.services.facts import FOLLOWED, follow_inventory, gather_facts
 from portal.health.services.metrics import read_metrics
 
 log = logging.getLogger(__name__)
@@ -66,15 +66,17 @@ def evaluate_and_store(now: float | None = None) -> EvaluationResult:
     timed("inventory", follow_inventory, facts)
     objects = sum(1 for tree in trees for _ in tree.walk())
     seconds = time.perf_counter() - started
+    finished = timezone.now()
     Evaluation.objects.update_or_create(
         pk=1,
         defaults={
-            "finished": timezone.now(),
+            "finished": finished,
             "seconds": seconds,
             "objects_evaluated": objects,
             "changes": len(changes),
         },
     )
+    FOLLOWED.finished = finished
     return EvaluationResult(trees, changes, seconds, objects, phases)
 
 
@@ -160,8 +162,10 @@ def store(
     one transaction (one commit, not one per row).
     """
     moment = timezone.now()
+    remember = cached is None
     cached = REMEMBERED.rows_now() if cached is None else cached
-    seen: set[str] = set()
+    read_version = REMEMBERED.state[0] if remember and REMEMBERED.state else None
+    seen: dict[str, int] = {}  # key -> its place in the walk of the trees
     claims: list[tuple[CachedRow, rules.Node, dict]] = []
     refreshed: dict[tuple[str, ...], list[HealthStatus]] = defaultdict(list)
     updated: dict[str, dict] = {}  # key -> the fields written, for the remembered rows
@@ -173,7 +177,7 @@ def store(
             key = node_key(node)
             if key in seen:
                 continue  # the same object twice in the tree: keep the first
-            seen.add(key)
+            seen[key] = len(seen)
             position = positions[id(parent)]
             positions[id(parent)] += 1
             place = {
@@ -218,6 +222,10 @@ def store(
     version = new_version()
     everything_claimed = True
     with transaction.atomic():
+        # First, and only over the version this round read: a store of another process since
+        # then makes this one read every row again next round instead of trusting what it holds.
+        if not Evaluation.objects.filter(pk=1, version=read_version).update(version=version):
+            everything_claimed = False
         for row, node, place in claims:
             claimed = HealthStatus.objects.filter(pk=row.pk, status=row.status).update(
                 name=node.name,
@@ -247,9 +255,11 @@ def store(
         if gone:
             HealthStatus.objects.filter(pk__in=gone).delete()
         if changes:
+            changes.sort(key=lambda change: seen[change.key])  # in the trees' order
             StatusChange.objects.bulk_create(changes)
-        Evaluation.objects.filter(pk=1).update(version=version)
-    if everything_claimed:
+        if not everything_claimed:
+            Evaluation.objects.filter(pk=1).update(version=version)
+    if everything_claimed and remember:
         REMEMBERED.written(cached, updated, created, gone, version)
     for change in changes:
         log.info("%s %s: %s -> %s", change.kind, change.name, change.old or "new", change.new)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from portal.console.models import Maintenance
 from portal.health import rules
-from portal.health.models import HealthSettings
+from portal.health.models import Evaluation, HealthSettings
 from portal.health.services.metrics import Metrics, read_metrics
 from portal.inventory.choices import DriveState, PairKind, TargetKind, TargetState
 from portal.inventory.models import (
@@ -237,8 +237,9 @@ def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
 
 class Followed:
     """What this process last recorded in the inventory. The same observations again are not
-    compared with the inventory row by row (4,400 rows on a 100-SSU rack) but every
-    ``FULL_CHECK_ROUNDS``th round, which also corrects what another writer changed meanwhile."""
+    compared with the inventory row by row (4,400 rows on a 100-SSU rack) while no other
+    process has evaluated since (``Evaluation.finished`` is still this process's), and then
+    only every ``FULL_CHECK_ROUNDS``th round, which also corrects what another writer changed."""
 
     FULL_CHECK_ROUNDS = 6
 
@@ -248,10 +249,14 @@ class Followed:
     def clear(self) -> None:
         self.observed: tuple | None = None
         self.rounds = 0
+        self.finished = None  # the Evaluation.finished this process wrote last
 
     def unchanged(self, observed: tuple) -> bool:
         self.rounds += 1
-        return observed == self.observed and self.rounds % self.FULL_CHECK_ROUNDS != 0
+        if observed != self.observed or self.rounds % self.FULL_CHECK_ROUNDS == 0:
+            return False
+        last = Evaluation.objects.filter(pk=1).values_list("finished", flat=True).first()
+        return last is not None and last == self.finished
 
     def recorded(self, observed: tuple) -> None:
         self.observed, self.rounds = observed, 0

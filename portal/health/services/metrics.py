@@ -19,7 +19,8 @@ from portal import metric_queries as queries
 from sensors import schema
 
 # Points reach InfluxDB a little after the moment they carry (a round is written when it is
-# complete; a busy server's a few seconds late): each round reads again this far behind the last.
+# complete, a busy server's seconds late, a server's clock a little behind): each round reads
+# again this far behind the last, at least as far as a sensor may lag before it counts as silent.
 MARGIN_SECONDS = 15.0
 
 
@@ -54,7 +55,11 @@ class KeptPoints:
         self.series: dict[str, dict[tuple, list[dict]]] = {}
 
     def statements(
-        self, statements: dict[str, queries.FactStatement], now: float, identity: tuple
+        self,
+        statements: dict[str, queries.FactStatement],
+        now: float,
+        identity: tuple,
+        margin: float = MARGIN_SECONDS,
     ) -> dict[str, str]:
         """Each statement's text for this round: since the last read (less the margin), or over
         its whole window the first time."""
@@ -65,7 +70,7 @@ class KeptPoints:
         for name, statement in statements.items():
             since = None
             if self.read_at is not None and name in self.series:
-                start = max(now - statement.window, self.read_at - MARGIN_SECONDS)
+                start = max(now - statement.window, self.read_at - margin)
                 since = int(start * 1000)
             texts[name] = statement.statement(since)
         self.read_at = now
@@ -153,21 +158,21 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
     statements = queries.fact_statements(silence_seconds)
     now = time.time()
     identity = (settings.INFLUXDB_URL, settings.INFLUXDB_DATABASE, silence_seconds)
-    texts = kept.statements(statements, now, identity)
+    texts = kept.statements(statements, now, identity, max(MARGIN_SECONDS, silence_seconds))
     # The statements that read thousands of series, each in a request of its own, side by side
     # with one request for all the others.
     batches = [[name] for name in SEPARATE if name in texts]
     batches.append([name for name in texts if name not in SEPARATE])
     try:
         results = influx.query_tagged_at_once([[texts[n] for n in batch] for batch in batches])
-    except influx.InfluxError:
-        kept.clear()
+        answers = {
+            name: kept.merge(name, statements[name], points, now)
+            for batch, answered in zip(batches, results, strict=True)
+            for name, points in zip(batch, answered, strict=True)
+        }
+    except BaseException:
+        kept.clear()  # nothing half-kept: the next round reads the whole windows again
         raise
-    answers = {
-        name: kept.merge(name, statements[name], points, now)
-        for batch, answered in zip(batches, results, strict=True)
-        for name, points in zip(batch, answered, strict=True)
-    }
     metrics = Metrics()
     for point in answers["sensor"]:
         metrics.sensor_seen[point["server"]] = point["time"] / 1000
