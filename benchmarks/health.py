@@ -345,6 +345,8 @@ def bench_load(work: Path, sensor_round: SensorRounds, seconds: int) -> None:
                 )
     finally:
         stop.set()
+        if engine.is_alive():
+            engine.join(timeout=60)  # its round ends before InfluxDB is stopped
         portal.terminate()
         portal.wait(timeout=30)
 
