@@ -20,7 +20,12 @@ from portal import influx
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
 from portal.health.services import changes, charts, check_all
-from portal.health.services.evaluation import cached_trees, cached_version, last_checked
+from portal.health.services.evaluation import (
+    cache_tag,
+    cached_trees,
+    cached_version,
+    last_checked,
+)
 from portal.health.services.facts import object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.settings_page import single_row_settings
@@ -64,42 +69,43 @@ def _overview(request) -> dict:
     trees = cached_trees(version)
     wanted = request.GET.get("fs")
     tree = next((t for t in trees if t["name"] == wanted), trees[0] if trees else None)
-    units: list[dict] = []
-    counts = {"red": 0, "orange": 0}
-    if tree is not None:
-        kept = _tiles.get((version, tree["name"])) if version else None
-        if kept is None:
-            units = [_tile(unit) for unit in tree["children"]]
-            for node in _walk(tree):
-                if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
-                    if node["status"] in counts:
-                        counts[node["status"]] += 1
-            if version:
-                if not any(key[0] == version for key in _tiles):
-                    _tiles.clear()  # an older version's
-                _tiles[(version, tree["name"])] = (units, counts)
-        else:
-            units, counts = kept
+    units, counts = _tiles_of(version, tree) if tree is not None else ([], {})
     return {
         "filesystems": trees,
         "tree": tree,
         "units": units,
-        "errors": counts["red"],
-        "warnings": counts["orange"],
+        "errors": counts.get("red", 0),
+        "warnings": counts.get("orange", 0),
         "checked": checked,
         "changes": changes.latest(RECENT_CHANGES),
         "refresh_seconds": settings.HEALTH_REFRESH_SECONDS,
     }
 
 
+def _tiles_of(version: str | None, tree: dict) -> tuple[list[dict], dict[str, int]]:
+    """The filesystem's tiles and its count of red and orange servers, arrays and targets,
+    built once per version in this process."""
+    kept = _tiles.get((version, tree["name"])) if version else None
+    if kept is not None:
+        return kept
+    units = [_tile(unit) for unit in tree["children"]]
+    counts = {"red": 0, "orange": 0}
+    for node in _walk(tree):
+        if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
+            if node["status"] in counts:
+                counts[node["status"]] += 1
+    if version:
+        if not any(key[0] == version for key in _tiles):
+            _tiles.clear()  # an older version's
+        _tiles[(version, tree["name"])] = (units, counts)
+    return units, counts
+
+
 def overview_etag(request, *args, **kwargs) -> str | None:
-    """The cached colours' version, when they were checked, the filesystem and the user: a
-    browser that has this refresh already gets 304 Not Modified."""
-    version, checked = cached_version()
-    if version is None:
-        return None
-    when = checked.timestamp() if checked else 0
-    return f"{version}-{when:.3f}-{request.GET.get('fs', '')}-{request.user.pk}"
+    """The cached colours' tag, the filesystem and the user: a browser that has this refresh
+    already gets 304 Not Modified."""
+    tag = cache_tag(*cached_version())
+    return f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}" if tag else None
 
 
 def _walk(node: dict):

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from portal.health.api.serializers import HealthTreeSerializer, StatusChangeSerializer
 from portal.health.models import StatusChange
-from portal.health.services.evaluation import cached_trees, cached_version
+from portal.health.services.evaluation import cache_tag, cached_trees, cached_version
 
 
 class HealthTreeViewSet(viewsets.ViewSet):
@@ -18,7 +18,8 @@ class HealthTreeViewSet(viewsets.ViewSet):
     @extend_schema(responses=HealthTreeSerializer)
     def list(self, request):
         version, checked = cached_version()
-        etag = f'"{version}-{checked.timestamp():.3f}"' if version and checked else None
+        tag = cache_tag(version, checked)
+        etag = f'"{tag}"' if tag else None
         if etag and etag in request.headers.get("If-None-Match", ""):
             return Response(status=304, headers={"ETag": etag})
         response = Response(

@@ -314,6 +314,14 @@ def cached_version() -> tuple[str | None, datetime | None]:
     return (row[0], row[1]) if row else (None, None)
 
 
+def cache_tag(version: str | None, checked: datetime | None) -> str | None:
+    """What names the cached colours as a page shows them (``cached_version``: their version
+    and when they were checked), for an ETag; None before the first evaluation."""
+    if version is None or checked is None:
+        return None
+    return f"{version}-{checked.timestamp():.3f}"
+
+
 def cached_trees(version: str | None = None) -> list[dict]:
     """The trees as last evaluated, from the cache: no InfluxDB, and no query at all while the
     version (``cached_version``) is the one this process built last. Callers only read them."""

@@ -127,7 +127,7 @@ class Metrics:
 
 
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
-    """The answers of ``signal_statements`` into ``metrics``."""
+    """The answers of the redundant paths' statements (``fact_statements``) into ``metrics``."""
     for point in answers["cluster"]:
         metrics.cluster[point["server"]] = point
     for point in answers["lnet_state"]:
