@@ -37,6 +37,13 @@ def fail_a_drive(rack: RackMetrics) -> None:
     }
 
 
+def a_drive_fails(rack: RackMetrics) -> None:
+    """A drive of ssu01-a-vg02 fails, the sensors report it and the engine evaluates."""
+    fail_a_drive(rack)
+    rack.write(time.time())
+    evaluate_and_store()
+
+
 def test_a_steady_rack_writes_nothing_and_keeps_its_version(rack):
     version = Evaluation.objects.get().version
     rows = {row.key: (row.status, row.reasons) for row in HealthStatus.objects.all()}
@@ -54,9 +61,7 @@ def test_the_refresh_answers_304_until_a_colour_changes(client, world, rack):
     assert 'data-name="scratch-OST0002" data-status="green"' in first.content.decode()
     assert client.get("/health/overview/", HTTP_IF_NONE_MATCH=etag).status_code == 304
 
-    fail_a_drive(rack)
-    rack.write(time.time())
-    evaluate_and_store()
+    a_drive_fails(rack)
     again = client.get("/health/overview/", HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 200
     assert again.headers["ETag"] != etag
@@ -70,9 +75,7 @@ def test_the_health_api_answers_304_until_a_colour_changes(client, world, rack):
     assert first.json()["filesystems"][0]["status"] == "green"
     assert client.get("/api/v1/health/", HTTP_IF_NONE_MATCH=etag).status_code == 304
 
-    fail_a_drive(rack)
-    rack.write(time.time())
-    evaluate_and_store()
+    a_drive_fails(rack)
     again = client.get("/api/v1/health/", HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 200
     assert again.json()["filesystems"][0]["status"] == "orange"
