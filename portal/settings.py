@@ -48,6 +48,27 @@ DEBUG = env_bool("OSTARA_DEBUG", False)
 ALLOWED_HOSTS = env_list("OSTARA_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("OSTARA_CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS in production ------------------------------------------------------------------
+# A production appliance is reached only through nginx over HTTPS; the demo and the tests speak
+# plain HTTP on 127.0.0.1, so everything that needs HTTPS waits for this switch.
+PRODUCTION = env_bool("OSTARA_PRODUCTION", False)
+if PRODUCTION and DEBUG:
+    raise SettingError("OSTARA_DEBUG: must be off when OSTARA_PRODUCTION is on")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if PRODUCTION:
+    # nginx terminates TLS and says so in this header; gunicorn listens on loopback only.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    # A monitoring probe on the management server may ask gunicorn directly.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env_int("OSTARA_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("OSTARA_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("OSTARA_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -256,6 +277,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SurveyScopeEnum": "portal.surveys.choices.Scope",
         "SurveyVerdictEnum": "portal.surveys.choices.Verdict",
+        "HealthStatusEnum": "portal.health.choices.Status",
+        "HealthNodeKindEnum": "portal.health.choices.NodeKind",
+        "JobStateEnum": "portal.jobs.choices.JobState",
     },
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",

@@ -19,7 +19,7 @@ from portal.console.api.serializers import (
     AuditEntrySerializer,
     ClusterActSerializer,
     ConfirmSerializer,
-    DriveSerializer,
+    DriveActSerializer,
     MaintenanceSerializer,
     ReadParamSerializer,
     SetParamSerializer,
@@ -128,10 +128,10 @@ class ConsoleViewSet(viewsets.ViewSet):
 
         return _answer(call)
 
-    @extend_schema(request=DriveSerializer, responses={202: None})
+    @extend_schema(request=DriveActSerializer, responses={202: None})
     @action(detail=False, methods=["post"])
     def drive(self, request):
-        data = _validated(DriveSerializer, request)
+        data = _validated(DriveActSerializer, request)
 
         def call():
             array = StorageArray.objects.filter(name=data["array"]).first()
