@@ -52,6 +52,23 @@ def metrics_db(services, settings):
     influx.client().drop_database(settings.INFLUXDB_DATABASE)
 
 
+@pytest.fixture
+def evaluated_rack(rack_inventory, metrics_db):
+    """Two sensor rounds of the healthy rack_inventory, ten seconds apart, evaluated: colours
+    and charts have data. The RackMetrics that wrote them is returned to write more."""
+    import time
+
+    from portal.health.services.evaluation import evaluate_and_store
+    from portal.health.tests.metrics import RackMetrics
+
+    rack = RackMetrics()
+    now = time.time()
+    rack.write(now - 20)
+    rack.write(now - 10)
+    evaluate_and_store(now=now - 10)
+    return rack
+
+
 # Seconds between sensor rounds on the virtual rack (10 on real servers): each server runs about
 # eight virtual commands a round, which a 2-core machine must keep up with.
 SENSOR_INTERVAL = 5.0

@@ -19,13 +19,8 @@ pytestmark = pytest.mark.services
 
 
 @pytest.fixture
-def rack(rack_inventory, metrics_db):
-    rack = RackMetrics()
-    now = time.time()
-    rack.write(now - 20)
-    rack.write(now - 10)
-    evaluate_and_store(now=now - 10)
-    return rack
+def rack(evaluated_rack):
+    return evaluated_rack
 
 
 def fail_a_drive(rack: RackMetrics) -> None:

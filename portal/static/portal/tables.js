@@ -1,6 +1,7 @@
 /* Sortable tables: a click on a column heading of a table.sortable sorts its rows by that
  * column, again reverses. A cell's data-value is what it sorts by (numbers for headings with
- * data-type="number"), else its text. */
+ * data-type="number"), else its text. A heat map's cell is coloured by its data-heat level (0 to 1),
+ * set here as the --heat property: the Content-Security-Policy allows no style attribute. */
 (function () {
   "use strict";
 
@@ -30,6 +31,7 @@
   }
 
   function start() {
+    document.querySelectorAll("[data-heat]").forEach((cell) => cell.style.setProperty("--heat", cell.dataset.heat));
     document.querySelectorAll("table.sortable").forEach((table) => {
       table.querySelectorAll("thead th").forEach((heading) => {
         heading.tabIndex = 0;
