@@ -72,19 +72,51 @@ def ensure_admin(run_dir: Path, username: str = "admin") -> AdminAccount:
     password file (mode 0600) until the administrator changes it.
     """
     groups = ensure_roles()
-    password_file = run_dir / "admin-password"
+    password_file = password_file_of(run_dir, username)
     user_model = get_user_model()
     if user_model.objects.filter(username=username).exists():
         return AdminAccount(username, None, password_file)
-    password = secrets.token_urlsafe(12)
+    password = new_password()
     with transaction.atomic():
         user = user_model.objects.create_superuser(username=username, email="", password=password)
         user.groups.add(groups[Role.ADMIN])
-    run_dir.mkdir(parents=True, exist_ok=True)
+    keep_password(password_file, password)
+    return AdminAccount(username, password, password_file)
+
+
+def new_password() -> str:
+    """A generated password: 16 characters, 96 random bits."""
+    return secrets.token_urlsafe(12)
+
+
+def keep_password(password_file: Path, password: str) -> None:
+    """Write a generated password where only its owner (root or the ostara user) reads it."""
+    password_file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # An older file keeps its mode through O_TRUNC: make it private too.
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(password + "\n")
-    return AdminAccount(username, password, password_file)
+
+
+def password_file_of(run_dir: Path, username: str) -> Path:
+    """Where a generated password of the user is kept: the first admin's is admin-password."""
+    return run_dir / f"{username}-password"
+
+
+def reset_password(username: str, password_file: Path) -> str:
+    """Give the user a new generated password, kept in ``password_file``; sessions signed in
+    with the old one end (Django checks a session against the password's hash).
+
+    Raises ``User.DoesNotExist`` for an unknown user name.
+    """
+    user = get_user_model().objects.get(username=username)
+    password = new_password()
+    # Kept first: a file that cannot be written leaves the old password working.
+    keep_password(password_file, password)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return password
 
 
 def tour_pending(user) -> bool:

@@ -44,6 +44,7 @@ PAGES = [
     ("/analytics/settings/", "main form"),
     ("/health/retention/", "main form"),
     ("/ssus/add/", "main form"),
+    ("/accounts/password/", "main form"),
     ("/api/docs/", ".swagger-ui .opblock"),
     ("/admin/", "#content"),
 ]
