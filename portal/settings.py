@@ -140,6 +140,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-ins are rate-limited (portal.accounts.authentication): after this many failures for one
+# user name, or from one address, within the window, sign-in is refused until they age out.
+AUTHENTICATION_BACKENDS = ["portal.accounts.authentication.RateLimitedModelBackend"]
+LOGIN_FAILURE_LIMIT = env_int("OSTARA_LOGIN_FAILURE_LIMIT", 5)
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("OSTARA_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("OSTARA_LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "health:dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -265,7 +271,7 @@ OSTARA_CAUGHT_MAIL_DIR = env_str("OSTARA_CAUGHT_MAIL_DIR", "")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Basic first, so an unauthenticated client gets 401 with a challenge, not 403.
-        "rest_framework.authentication.BasicAuthentication",
+        "portal.accounts.authentication.RateLimitedBasicAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -1,10 +1,11 @@
 """What the portal remembers per user beyond Django's own user: the guided tour's state and
-whether alert warnings are mailed to them."""
+whether alert warnings are mailed to them; and recent failed sign-ins, for the rate limit."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Preferences(models.Model):
@@ -25,3 +26,22 @@ class Preferences(models.Model):
 
     def __str__(self) -> str:
         return f"preferences of {self.user}"
+
+
+class LoginFailure(models.Model):
+    """A sign-in that failed (portal, admin or the API's Basic auth), kept for the rate limit
+    while it is recent. In the database, so every portal process counts the same failures and a
+    Redis outage neither locks everybody out nor lifts the limit."""
+
+    username = models.CharField(max_length=150)
+    address = models.GenericIPAddressField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["username", "created"], name="accounts_loginfailure_user"),
+            models.Index(fields=["address", "created"], name="accounts_loginfailure_address"),
+        ]
+
+    def __str__(self) -> str:
+        return f"failed sign-in as {self.username} from {self.address} at {self.created}"

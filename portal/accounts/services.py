@@ -1,4 +1,4 @@
-"""Roles and the first admin account.
+"""Roles, the first admin account, passwords and the rate limit of sign-ins.
 
 The permissions of each role are listed here, by app label and codename pattern, so that each
 app that adds models extends one table instead of writing its own group code.
@@ -6,18 +6,22 @@ app that adds models extends one table instead of writing its own group code.
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.utils import timezone
 
 from portal.accounts.choices import Role
-from portal.accounts.models import Preferences
+from portal.accounts.models import LoginFailure, Preferences
 
 # app label -> actions each role may take on every model of that app. Apps are added here as
 # they arrive; "view" is read-only, "add"/"change"/"delete" are Django's model permissions.
@@ -116,7 +120,74 @@ def reset_password(username: str, password_file: Path) -> str:
     keep_password(password_file, password)
     user.set_password(password)
     user.save(update_fields=["password"])
+    forget_login_failures(username)
     return password
+
+
+# --- The rate limit of sign-ins ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoginRefusal:
+    message: str
+    retry_after_seconds: int
+
+
+def client_address(request) -> str | None:
+    """The address a sign-in comes from. Behind nginx (production) every request comes from
+    127.0.0.1: the client is the last address of X-Forwarded-For, the one nginx added (earlier
+    ones are whatever the client claimed)."""
+    if request is None:
+        return None
+    address = request.META.get("REMOTE_ADDR", "")
+    if settings.PRODUCTION:
+        address = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip() or address
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return None
+
+
+def login_refusal(username: str | None, address: str | None) -> LoginRefusal | None:
+    """Why a sign-in must be refused now whatever its password: too many recent failures for the
+    user name, or from the address. None while it may be tried."""
+    now = timezone.now()
+    window = timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+    counted = (
+        ("username", username, settings.LOGIN_FAILURE_LIMIT, f"user name {username!r}"),
+        ("address", address, settings.LOGIN_ADDRESS_FAILURE_LIMIT, f"address {address}"),
+    )
+    for field, value, limit, what in counted:
+        if not value:
+            continue
+        recent: list[datetime] = list(
+            LoginFailure.objects.filter(**{field: value}, created__gte=now - window)
+            .order_by("-created")
+            .values_list("created", flat=True)[:limit]
+        )
+        if len(recent) >= limit:
+            # Tried again once the limit-th newest failure has left the window.
+            wait = math.ceil((recent[limit - 1] + window - now).total_seconds())
+            minutes = max(1, math.ceil(wait / 60))
+            return LoginRefusal(
+                f"Too many failed sign-ins for {what}: sign-in is refused for "
+                f"{minutes} minute{'s' if minutes != 1 else ''}, even with the right password.",
+                max(1, wait),
+            )
+    return None
+
+
+def record_login_failure(username: str | None, address: str | None) -> None:
+    now = timezone.now()
+    window = timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+    LoginFailure.objects.filter(created__lt=now - window).delete()
+    LoginFailure.objects.create(username=(username or "")[:150], address=address, created=now)
+
+
+def forget_login_failures(username: str) -> None:
+    """A successful sign-in or a new password starts the user name's count again (the
+    address's stays: it may be trying many names)."""
+    LoginFailure.objects.filter(username=username).delete()
 
 
 def tour_pending(user) -> bool:

@@ -5,13 +5,16 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from portal.accounts import views
+from portal.accounts.forms import LoginForm
 
 urlpatterns = [
     path(
         "login/",
         login_not_required(
             auth_views.LoginView.as_view(
-                template_name="accounts/login.html", redirect_authenticated_user=True
+                template_name="accounts/login.html",
+                authentication_form=LoginForm,
+                redirect_authenticated_user=True,
             )
         ),
         name="login",
