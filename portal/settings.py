@@ -100,6 +100,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "portal.accounts.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # After the messages (it leaves one); before any view, so LoginRequired sees the sign-out.
+    "portal.accounts.middleware.SessionExpiryMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -146,6 +148,10 @@ AUTHENTICATION_BACKENDS = ["portal.accounts.authentication.RateLimitedModelBacke
 LOGIN_FAILURE_LIMIT = env_int("OSTARA_LOGIN_FAILURE_LIMIT", 5)
 LOGIN_ADDRESS_FAILURE_LIMIT = env_int("OSTARA_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("OSTARA_LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)
+# A session ends a working day after sign-in, and after this long without a page asked for
+# (0: no idle limit); the dashboard's own refreshes do not keep it alive.
+SESSION_COOKIE_AGE = env_int("OSTARA_SESSION_SECONDS", 8 * 3600)
+SESSION_IDLE_SECONDS = env_int("OSTARA_SESSION_IDLE_SECONDS", 2 * 3600)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "health:dashboard"
 LOGOUT_REDIRECT_URL = "login"
