@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
-from portal.alerts.models import Rule, Silence
+from portal.alerts.models import MailRelaySettings, Rule, Silence
 from portal.alerts.services.evaluation import ADDRESS_SEPARATORS, users_with_mail
 from portal.health.models import HealthStatus
 from sensors import schema
@@ -236,3 +236,56 @@ class HistoryFilter(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"],
     )
+
+
+class MailRelayForm(forms.ModelForm):
+    """Settings → Mail: the mail server. The stored password is never shown back; an empty
+    password field keeps it."""
+
+    password = forms.CharField(
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        required=False,
+        strip=False,
+        max_length=256,
+    )
+    forget_password = forms.BooleanField(
+        required=False, label="Forget the stored password (the server wants none)"
+    )
+
+    class Meta:
+        model = MailRelaySettings
+        fields = ["host", "port", "use_tls", "username", "from_address"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["password"].help_text = (
+            "a password is stored: leave empty to keep it"
+            if self.instance.password_encrypted
+            else "none stored"
+        )
+
+    def clean_host(self) -> str:
+        return self.cleaned_data["host"].strip().lower()
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"]
+        if any(not character.isprintable() for character in username):
+            raise ValidationError("the user name may not hold control characters")
+        return username
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("forget_password") and cleaned.get("password"):
+            self.add_error("password", "give a new password or forget the stored one, not both")
+        return cleaned
+
+    def save(self, commit: bool = True) -> MailRelaySettings:
+        row = super().save(commit=False)
+        if self.cleaned_data["password"]:
+            row.set_password(self.cleaned_data["password"])
+        elif self.cleaned_data["forget_password"]:
+            row.set_password("")
+        row.saved = timezone.now()
+        if commit:
+            row.save()
+        return row

@@ -1,7 +1,8 @@
 """All mail the portal sends goes through this module: one message, one address, one attempt.
 
-Django's mail stack does the SMTP work (``EMAIL_*`` settings). A failed attempt raises
-``MailError`` saying whether trying again can help: a refusal with an SMTP 5xx code is
+Django's mail stack does the SMTP work, through the mail relay an administrator set in
+Settings → Mail (``MailRelaySettings``; the ``EMAIL_*`` settings until then). A failed attempt
+raises ``MailError`` saying whether trying again can help: a refusal with an SMTP 5xx code is
 permanent; a server that does not answer, drops the line or answers 4xx is temporary.
 """
 
@@ -10,6 +11,9 @@ from __future__ import annotations
 import smtplib
 
 from django.core.mail import EmailMultiAlternatives, get_connection
+
+from portal.alerts.models import MailRelaySettings
+from portal.crypto import CredentialError
 
 
 class MailError(Exception):
@@ -20,12 +24,24 @@ class MailError(Exception):
 
 def send(*, to: str, subject: str, text: str, html: str = "", message_id: str = "") -> None:
     """Send one message to one address or raise ``MailError``."""
+    try:
+        relay = MailRelaySettings.current().relay()
+    except CredentialError as error:
+        raise MailError(f"the mail relay's password: {error}", permanent=False) from None
     message = EmailMultiAlternatives(
         subject=subject,
         body=text,
+        from_email=relay.from_address,
         to=[to],
         headers={"Message-ID": message_id} if message_id else None,
-        connection=get_connection(fail_silently=False),
+        connection=get_connection(
+            fail_silently=False,
+            host=relay.host,
+            port=relay.port,
+            username=relay.username,
+            password=relay.password,
+            use_tls=relay.use_tls,
+        ),
     )
     if html:
         message.attach_alternative(html, "text/html")

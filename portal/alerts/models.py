@@ -5,15 +5,21 @@ An ``Event`` belongs to one rule and one object (its fingerprint) and keeps the 
 resolved) gets one ``Delivery`` row per recipient, written in the same transaction as the
 transition: the outbox. A worker claims deliveries by a conditional update and sends them
 through ``portal.alerts.mail``; a delivery is never dropped and, once sent, never sent again.
+``MailRelaySettings`` is the mail server that mail goes through, as an administrator set it.
 """
 
 from __future__ import annotations
 
+import ipaddress
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from portal import crypto
 from portal.alerts.choices import (
     Comparison,
     ConditionKind,
@@ -24,6 +30,8 @@ from portal.alerts.choices import (
     Severity,
     TransitionKind,
 )
+from portal.single_row import SingleRow
+from provisioning import names
 
 
 class Rule(models.Model):
@@ -205,3 +213,81 @@ class Silence(models.Model):
     def clean(self) -> None:
         if self.starts and self.ends and self.ends <= self.starts:
             raise ValidationError({"ends": "the end must come after the start"})
+
+
+def validate_mail_host(value: str) -> None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        problem = names.hostname_problem(value)
+        if problem:
+            raise ValidationError(problem) from None
+
+
+@dataclass(frozen=True)
+class MailRelay:
+    """Where and how mail leaves the appliance, as ``portal.alerts.mail`` uses it."""
+
+    host: str
+    port: int
+    username: str
+    password: str
+    use_tls: bool
+    from_address: str
+
+
+class MailRelaySettings(SingleRow):
+    """The mail server all mail goes through; one row (pk=1). Until an administrator saves it,
+    the ``EMAIL_*`` environment variables apply. The password is encrypted with the appliance's
+    credentials key (``portal.crypto``), which is kept outside the database."""
+
+    host = models.CharField(
+        "mail server", max_length=253, validators=[validate_mail_host], default="127.0.0.1"
+    )
+    port = models.PositiveIntegerField(
+        default=25,
+        validators=[
+            MinValueValidator(1, "a port is 1 to 65535"),
+            MaxValueValidator(65535, "a port is 1 to 65535"),
+        ],
+    )
+    use_tls = models.BooleanField(
+        "STARTTLS", default=False, help_text="ask the server to encrypt the connection"
+    )
+    username = models.CharField(
+        "user name", max_length=254, blank=True, help_text="empty: the server wants no login"
+    )
+    # Fernet token; read and write through password / set_password().
+    password_encrypted = models.TextField(blank=True, editable=False)
+    from_address = models.EmailField("sender address", default="ostara@localhost")
+    saved = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta(SingleRow.Meta):
+        verbose_name = "mail relay settings"
+        verbose_name_plural = "mail relay settings"
+
+    def __str__(self) -> str:
+        return f"mail relay {self.host}:{self.port}"
+
+    def set_password(self, password: str) -> None:
+        self.password_encrypted = crypto.encrypt(password) if password else ""
+
+    @property
+    def password(self) -> str:
+        return crypto.decrypt(self.password_encrypted) if self.password_encrypted else ""
+
+    @classmethod
+    def current(cls) -> MailRelaySettings:
+        """The row, holding the environment's values until an administrator saved it."""
+        row = cls.load()
+        if row.saved is None:
+            row.host, row.port = settings.EMAIL_HOST, settings.EMAIL_PORT
+            row.use_tls, row.username = settings.EMAIL_USE_TLS, settings.EMAIL_HOST_USER
+            row.from_address = settings.DEFAULT_FROM_EMAIL
+            row.set_password(settings.EMAIL_HOST_PASSWORD)
+        return row
+
+    def relay(self) -> MailRelay:
+        return MailRelay(
+            self.host, self.port, self.username, self.password, self.use_tls, self.from_address
+        )

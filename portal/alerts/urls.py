@@ -19,5 +19,6 @@ urlpatterns = [
     path("silences/<int:pk>/end/", views.silence_end, name="silence-end"),
     path("history/", views.history, name="history"),
     path("settings/mail/", views.mail_settings, name="mail"),
+    path("settings/mail/relay/", views.mail_relay, name="mail-relay"),
     path("settings/mail/caught/<str:key>/", views.caught_message, name="caught-message"),
 ]

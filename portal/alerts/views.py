@@ -30,13 +30,15 @@ from portal.alerts.forms import (
     AcknowledgeForm,
     BacktestForm,
     HistoryFilter,
+    MailRelayForm,
     RuleForm,
     SilenceForm,
 )
-from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
+from portal.alerts.models import Delivery, Event, MailRelaySettings, Rule, Silence, Transition
 from portal.alerts.services.backtest import backtest
 from portal.alerts.services.evaluation import acknowledge, active_events, retire
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
+from portal.settings_page import single_row_settings
 
 CONSOLE_TABS = (
     ("Active", "alerts:active"),
@@ -282,33 +284,52 @@ def _caught_dir() -> Path | None:
 
 
 def mail_settings(request):
-    """Every role sees how mail leaves the appliance; administrators send the test mail."""
-    can_send = has_role(request.user, Role.ADMIN)
-    form = TestMailForm(initial={"address": request.user.email})
-    if request.method == "POST":
-        if not can_send:
-            raise PermissionDenied("only administrators send test mail")
-        form = TestMailForm(request.POST)
-        if form.is_valid():
-            address = form.cleaned_data["address"]
-            try:
-                send_test_mail(address)
-            except (ValueError, mail_transport.MailError) as error:
-                form.add_error("address", str(error))
-            else:
-                messages.success(request, f"Test mail sent to {address}.")
-                return redirect("alerts:mail")
-    caught = _caught_dir()
+    """Every role sees how mail leaves the appliance; administrators set the mail relay
+    (``mail_relay``) and send the test mail."""
+    if request.method != "POST":
+        return mail_relay(request)
+    if not has_role(request.user, Role.ADMIN):
+        raise PermissionDenied("only administrators send test mail")
+    test_form = TestMailForm(request.POST)
+    if test_form.is_valid():
+        address = test_form.cleaned_data["address"]
+        try:
+            send_test_mail(address)
+        except (ValueError, mail_transport.MailError) as error:
+            test_form.add_error("address", str(error))
+        else:
+            messages.success(request, f"Test mail sent to {address}.")
+            return redirect("alerts:mail")
+    relay_form = MailRelayForm(instance=MailRelaySettings.current())
     return render(
         request,
         "alerts/mail.html",
-        {
-            "form": form,
-            "can_send": can_send,
-            "caught": caught_mail(caught) if caught else None,
-            "settings": settings,
-        },
+        {"form": relay_form, "can_change": True, **_mail_page(request, test_form)},
     )
+
+
+def mail_relay(request):
+    """The mail relay form of the mail page (a settings row: administrators change it)."""
+    return single_row_settings(
+        request,
+        MailRelayForm,
+        MailRelaySettings.current(),
+        template="alerts/mail.html",
+        saved="Mail relay saved: mail goes through it from now on.",
+        name="alerts:mail",
+        context=lambda form: _mail_page(
+            request, TestMailForm(initial={"address": request.user.email})
+        ),
+    )
+
+
+def _mail_page(request, test_form) -> dict:
+    caught = _caught_dir()
+    return {
+        "test_form": test_form,
+        "caught": caught_mail(caught) if caught else None,
+        "settings": settings,
+    }
 
 
 def caught_message(request, key: str):

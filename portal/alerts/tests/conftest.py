@@ -10,6 +10,7 @@ from email.message import EmailMessage
 
 import pytest
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
 # The health tests' virtual rack and metrics database, for the alerts' acceptance test.
 from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
@@ -45,13 +46,30 @@ class Mailbox:
 
 
 class SmtpServer:
-    def __init__(self, port: int) -> None:
+    """With ``credentials`` (user, password), a relay that takes mail only after SMTP AUTH."""
+
+    def __init__(self, port: int, credentials: tuple[str, str] | None = None) -> None:
         self.port = port
         self.mailbox = Mailbox()
         self.controller: Controller | None = None
+        self.credentials = credentials
+        self.logins: list[tuple[str, bool]] = []  # user name, accepted
+
+    def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
+        login, password = auth_data.login.decode(), auth_data.password.decode()
+        accepted = (login, password) == self.credentials
+        self.logins.append((login, accepted))
+        return AuthResult(success=accepted, handled=False)  # a refusal answers 535
 
     def start(self) -> None:
-        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        auth = {}
+        if self.credentials:
+            auth = {
+                "authenticator": self._authenticate,
+                "auth_required": True,
+                "auth_require_tls": False,  # loopback; a real relay wants STARTTLS first
+            }
+        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port, **auth)
         self.controller.start()
 
     def stop(self) -> None:

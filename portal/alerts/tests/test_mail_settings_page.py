@@ -46,7 +46,7 @@ def test_an_smtp_outage_is_reported_at_the_field(client, world, smtp):
 def test_a_viewer_sees_the_settings_but_sends_nothing(client, world, smtp):
     client.force_login(world["viewer"])
     page = client.get(reverse("alerts:mail")).content.decode()
-    assert "Only administrators send test mail" in page
+    assert "Only administrators change the mail relay and send test mail" in page
     response = client.post(reverse("alerts:mail"), {"address": "ops@example.org"})
     assert response.status_code == 403
     assert smtp.mailbox.messages == []
