@@ -21,4 +21,9 @@ urlpatterns = [
     path("settings/mail/", views.mail_settings, name="mail"),
     path("settings/mail/relay/", views.mail_relay, name="mail-relay"),
     path("settings/mail/caught/<str:key>/", views.caught_message, name="caught-message"),
+    path(
+        "settings/mail/caught/<str:key>/html/",
+        views.caught_message_html,
+        name="caught-message-html",
+    ),
 ]

@@ -14,11 +14,12 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from portal.accounts.choices import Role
@@ -333,8 +334,26 @@ def _mail_page(request, test_form) -> dict:
 
 
 def caught_message(request, key: str):
+    return render(request, "alerts/caught_message.html", {"message": _caught_message(key)})
+
+
+# The mail's own HTML, framed by its page: styled inline as mail is, so under a policy of its own
+# that allows that and nothing else (no script, no request anywhere, no same-origin access).
+CAUGHT_HTML_POLICY = (
+    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+)
+
+
+@xframe_options_sameorigin
+def caught_message_html(request, key: str):
+    response = HttpResponse(_caught_message(key).html, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = CAUGHT_HTML_POLICY
+    return response
+
+
+def _caught_message(key: str):
     caught = _caught_dir()
     message = next((m for m in caught_mail(caught) if m.key == key), None) if caught else None
     if message is None:
         raise Http404("no such message")
-    return render(request, "alerts/caught_message.html", {"message": message})
+    return message

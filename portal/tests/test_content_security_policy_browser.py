@@ -4,6 +4,10 @@ work under it: charts draw, htmx refreshes its panels, Swagger UI lists the API.
 
 from __future__ import annotations
 
+import mailbox
+from email.message import EmailMessage
+from email.utils import formatdate
+
 import pytest
 
 from portal.content_security_policy import POLICY
@@ -63,6 +67,20 @@ HEAT = """Array.from(document.querySelectorAll("a.heat")).map(
 
 
 @pytest.fixture
+def caught_alert_mail(settings, tmp_path) -> str:
+    """An alert mail as the demo's mail catcher keeps it: HTML styled inline, as mail is."""
+    settings.OSTARA_CAUGHT_MAIL_DIR = str(tmp_path / "mail")
+    message = EmailMessage()
+    message["Subject"], message["To"] = "[Ostara] CRITICAL: oss01 is red", "ops@example.org"
+    message["Date"] = formatdate()
+    message.set_content("oss01 is red")
+    message.add_alternative(
+        '<html><body><h2 style="color: #c62828">oss01 is red</h2></body></html>', subtype="html"
+    )
+    return mailbox.Maildir(tmp_path / "mail").add(message)
+
+
+@pytest.fixture
 def watched_page(page):
     """The page, with every refusal Chromium reports (console and violation events) kept."""
     refused: list[str] = []
@@ -86,7 +104,9 @@ def sign_in(page, url: str) -> None:
     page.wait_for_url(f"{url}/")
 
 
-def test_every_main_page_keeps_the_policy_and_still_works(live_server, world, watched_page):
+def test_every_main_page_keeps_the_policy_and_still_works(
+    live_server, world, watched_page, caught_alert_mail
+):
     page, refused = watched_page
     response = page.goto(f"{live_server.url}/accounts/login/")
     assert response.headers["content-security-policy"] == POLICY
@@ -99,6 +119,13 @@ def test_every_main_page_keeps_the_policy_and_still_works(live_server, world, wa
         page.locator(working).first.wait_for(state="visible", timeout=15_000)
         violations += [f"{path}: {v}" for v in page.evaluate("window.__violations")]
     assert violations == []
+    assert refused == []
+
+    # A caught mail keeps its inline styles, in a frame under a policy of its own.
+    page.goto(f"{live_server.url}/alerts/settings/mail/caught/{caught_alert_mail}/")
+    heading = page.frame_locator("iframe.mail-preview").locator("h2")
+    assert heading.evaluate("(h2) => getComputedStyle(h2).color") == "rgb(198, 40, 40)"
+    assert page.evaluate("window.__violations") == []
     assert refused == []
 
     # The heat map's cells are coloured from their data-heat level, not a style attribute.
