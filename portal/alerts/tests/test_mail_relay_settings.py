@@ -12,7 +12,11 @@ from django.urls import reverse
 from portal.alerts.models import MailRelaySettings
 from portal.alerts.tests.conftest import SmtpServer, free_port
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    # The relay on loopback asks for AUTH without TLS, which aiosmtpd warns about.
+    pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS:UserWarning"),
+]
 
 PASSWORD = "Relay-s3cret-#42"
 
