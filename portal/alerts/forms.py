@@ -252,6 +252,8 @@ class MailRelayForm(forms.ModelForm):
         required=False, label="Forget the stored password (the server wants none)"
     )
 
+    field_order = ["host", "port", "use_tls", "username", "password", "forget_password"]
+
     class Meta:
         model = MailRelaySettings
         fields = ["host", "port", "use_tls", "username", "from_address"]
