@@ -1,8 +1,8 @@
 """The production install end to end on loopback: a real PostgreSQL set up by the installer's SQL,
-the database migrated and the first admin created through ``ostara-manage``, the portal and the
-worker started with the commands of their systemd units, and nginx with the rendered site in
-front. A browser's view: HTTP is sent to HTTPS, /healthz answers over HTTPS, static files come
-back, the admin signs in."""
+the installer's set-up commands run through the rendered ``ostara-manage``, the portal, the
+worker and beat started with the commands of their systemd units, and nginx with the rendered
+site in front. A browser's view: HTTP is sent to HTTPS, /healthz answers over HTTPS, static files
+come back, the admin signs in; and beat's periodic tasks run on the worker."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,9 @@ def postgresql():
         as_owner = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
     port = free_port()
     data = base / "data"
-    server = ["-c", "listen_addresses=127.0.0.1", "-p", str(port), "-k", str(base)]
-    server += ["-c", "fsync=off", "-c", "full_page_writes=off"]
+    server = (
+        f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c full_page_writes=off"
+    )
 
     def pg(*args: str, owner: bool = True) -> None:
         done = subprocess.run(
@@ -69,55 +71,16 @@ def postgresql():
         assert done.returncode == 0, f"{args[0]}: {done.stdout}{done.stderr}"
 
     # Debian's defaults: scram-sha-256 over TCP; the superuser reaches the socket without one.
-    pg(
-        "initdb",
-        "-D",
-        str(data),
-        "-U",
-        "postgres",
-        "-E",
-        "UTF8",
-        "--locale=C.UTF-8",
-        "--auth-local=trust",
-        "--auth-host=scram-sha-256",
-        "--no-sync",
-    )
+    initdb = ["-D", str(data), "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
+    pg("initdb", *initdb, "--auth-local=trust", "--auth-host=scram-sha-256")
     try:
-        pg(
-            "pg_ctl",
-            "-D",
-            str(data),
-            "-w",
-            "-t",
-            "60",
-            "-l",
-            str(base / "log"),
-            "-o",
-            " ".join(server),
-            "start",
-        )
+        log = str(base / "log")
+        pg("pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", log, "-o", server, "start")
         password = "Pg-" + os.urandom(12).hex()
+        psql = ["-X", "-q", "-h", str(base), "-p", str(port), "-U", "postgres", "-v", "role=ostara"]
+        psql += ["-v", "ON_ERROR_STOP=1", "-v", f"password={password}", "-f", str(CREATE_DATABASE)]
         for _ in range(2):
-            pg(
-                "psql",
-                "-X",
-                "-q",
-                "-h",
-                str(base),
-                "-p",
-                str(port),
-                "-U",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-v",
-                "role=ostara",
-                "-v",
-                f"password={password}",
-                "-f",
-                str(CREATE_DATABASE),
-                owner=False,
-            )
+            pg("psql", *psql, owner=False)
         yield f"postgres://ostara:{password}@127.0.0.1:{port}/ostara"
     finally:
         subprocess.run(
@@ -153,8 +116,21 @@ def appliance(postgresql, tmp_path_factory):
         OSTARA_HTTPS_LISTEN=f"127.0.0.1:{ports['https']}",
     )
     env_file = target / "ostara.env"
+    # A metrics database of its own in the test profile's InfluxDB, as an administrator would
+    # edit the file.
+    metrics = f"production_{uuid.uuid4().hex[:10]}"
+    env_file.write_text(
+        env_file.read_text().replace("INFLUXDB_DATABASE=ostara\n", f"INFLUXDB_DATABASE={metrics}\n")
+    )
+    assert read_env_file(env_file)["INFLUXDB_DATABASE"] == metrics
     run_dir = Path(read_env_file(env_file)["OSTARA_RUN_DIR"])
-    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"], ["ostara_setup"]):
+    # What the installer runs, in its order.
+    for command in (
+        ["migrate", "--noinput"],
+        ["collectstatic", "--noinput"],
+        ["ostara_setup"],
+        ["influxdb_setup"],
+    ):
         done = subprocess.run(
             [str(target / "ostara-manage"), *command],
             env=clean_environment(),
@@ -164,45 +140,32 @@ def appliance(postgresql, tmp_path_factory):
         )
         assert done.returncode == 0, f"ostara-manage {command[0]}: {done.stdout}{done.stderr}"
 
-    processes = []
+    processes: list[tuple[subprocess.Popen, Path]] = []
+
+    def start(name: str, argv: list[str], **options) -> None:
+        log_path = target / "log" / f"{name}.log"
+        with open(log_path, "wb") as log:  # the child keeps its own descriptor
+            process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, **options)
+        processes.append((process, log_path))
+
     try:
-        for unit in ("ostara-portal", "ostara-worker"):
+        for unit in ("ostara-portal", "ostara-worker", "ostara-beat"):
             argv, environment, directory = unit_command(target / f"{unit}.service", env_file)
-            log = open(target / "log" / f"{unit}.log", "wb")  # noqa: SIM115 - closed below
-            processes.append(
-                (
-                    subprocess.Popen(
-                        argv, cwd=directory, env=environment, stdout=log, stderr=subprocess.STDOUT
-                    ),
-                    log,
-                )
-            )
-        conf = nginx_conf(target)
-        nginx_log = open(target / "log" / "nginx.log", "wb")  # noqa: SIM115 - closed below
-        processes.append(
-            (
-                subprocess.Popen(
-                    nginx_command(conf, "-g", "daemon off;"),
-                    stdout=nginx_log,
-                    stderr=subprocess.STDOUT,
-                ),
-                nginx_log,
-            )
-        )
+            start(unit, argv, cwd=directory, env=environment)
+        start("nginx", nginx_command(nginx_conf(target), "-g", "daemon off;"))
         site = {
             "https": f"https://127.0.0.1:{ports['https']}",
             "http": f"http://127.0.0.1:{ports['http']}",
             "verify": str(target / "tls" / "ostara.crt"),
             "password": (run_dir / "admin-password").read_text().strip(),
             "log": target / "log",
+            "run_dir": run_dir,
         }
 
         def portal_answers() -> bool:
-            for process, log in processes:
+            for process, log_path in processes:
                 if process.poll() is not None:
-                    pytest.fail(
-                        f"{process.args[0]} exited with {process.returncode}: see {log.name}"
-                    )
+                    pytest.fail(f"{process.args[0]} exited with {process.returncode}: {log_path}")
             try:
                 requests.get(f"{site['https']}/accounts/login/", verify=site["verify"], timeout=5)
             except requests.ConnectionError:
@@ -214,12 +177,14 @@ def appliance(postgresql, tmp_path_factory):
     finally:
         for process, _ in reversed(processes):
             process.terminate()
-        for process, log in processes:
+        for process, _ in processes:
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-            log.close()
+        requests.post(
+            f"{settings.INFLUXDB_URL}/query", params={"q": f'DROP DATABASE "{metrics}"'}, timeout=10
+        )
 
 
 def test_plain_http_is_sent_to_https_at_the_same_address(appliance):
@@ -290,3 +255,12 @@ def test_an_upload_larger_than_the_site_allows_is_refused_by_nginx(appliance):
         timeout=30,
     )
     assert response.status_code == 413
+
+
+def test_beat_of_its_unit_has_the_worker_evaluate_health(appliance):
+    worker_log = appliance["log"] / "ostara-worker.log"
+    evaluated = re.compile(r"Task health\.evaluate\[[0-9a-f-]+\] succeeded")
+    wait_for("a health evaluation sent by beat", lambda: evaluated.search(worker_log.read_text()))
+    # Beat keeps its schedule in the run directory, the one path its unit may write.
+    # (a shelve: one file or several, by the dbm module Python has)
+    assert list(appliance["run_dir"].glob("celerybeat-schedule*"))
