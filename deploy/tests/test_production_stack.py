@@ -155,6 +155,7 @@ def appliance(postgresql, tmp_path_factory):
         start("nginx", nginx_command(nginx_conf(target), "-g", "daemon off;"))
         site = {
             "https": f"https://127.0.0.1:{ports['https']}",
+            "portal": f"http://127.0.0.1:{ports['portal']}",
             "http": f"http://127.0.0.1:{ports['http']}",
             "verify": str(target / "tls" / "ostara.crt"),
             "password": (run_dir / "admin-password").read_text().strip(),
@@ -204,10 +205,16 @@ def test_healthz_answers_over_https_with_postgresql_and_the_worker_of_its_unit(a
     # The worker takes a few seconds more than the portal to answer Celery's ping.
     wait_for("a healthy /healthz", lambda: healthz().status_code == 200, seconds=90)
     body = healthz().json()
-    assert body["status"] == "ok"
+    assert body["down"] == []
     assert body["services"]["database"]["detail"] == "postgresql answers"
     assert body["services"]["workers"]["detail"] == "1 worker(s) answer"
     assert body["services"]["workers"]["extra"]["workers"][0].startswith("ostara@")
+
+
+def test_a_probe_on_the_server_itself_asks_gunicorn_for_healthz_directly(appliance):
+    response = requests.get(f"{appliance['portal']}/healthz", allow_redirects=False, timeout=30)
+    assert response.status_code in (200, 503), response.text[:300]
+    assert response.json()["services"]["database"]["detail"] == "postgresql answers"
 
 
 def test_static_files_come_through_nginx(appliance):
