@@ -42,6 +42,7 @@ def test_nginx_accepts_the_site(rendered):
     )
     assert tested.returncode == 0, tested.stderr
     assert "test is successful" in tested.stderr
+    assert "[warn]" not in tested.stderr, tested.stderr
 
 
 @pytest.mark.parametrize(
