@@ -1,0 +1,360 @@
+"""Backup and restore of the appliance: its database, its run directory's secrets and a snapshot
+of its metrics, in one archive.
+
+The archive is a tar.gz of mode 0600 (it holds the key that decrypts the BMC passwords):
+
+    manifest.json      versions, migration state, object counts, sha256 of every other member
+    database.json      ``dumpdata --natural-foreign`` of every app
+    secrets/<name>     secret_key, credentials.key, admin-password, ... of the run directory
+    influxdb/<files>   ``influxd backup -portable`` of the metrics database
+
+The database is dumped as Django's JSON rather than with sqlite3 or pg_dump: the same archive
+restores into the demo's SQLite and into a production PostgreSQL, through the models of the
+running code after ``migrate``. Content types and permissions are left out (``migrate`` creates
+them; the rows that point at them name them by natural key), and so are sessions (a restore logs
+everyone out). Primary keys are kept, so job numbers and links stay the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import socket
+import tarfile
+import tempfile
+import tomllib
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import django
+from django.apps import apps
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.color import no_style
+from django.db import connection, transaction
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.recorder import MigrationRecorder
+
+from portal import crypto, influx
+
+ARCHIVE_FORMAT = 1
+MANIFEST = "manifest.json"
+DATABASE = "database.json"
+SECRETS = "secrets"
+METRICS = "influxdb"
+# Files of the run directory that only this appliance has; each is taken when it exists.
+SECRET_FILES = ("secret_key", "credentials.key", "admin-password", "demo-bmc-password")
+# The files above that a setting replaces when it is set: the archive cannot hold those keys.
+SECRET_SETTINGS = {"secret_key": "OSTARA_SECRET_KEY", "credentials.key": "OSTARA_CREDENTIALS_KEY"}
+# Made by `migrate` in every database; other rows name them by natural key.
+MADE_BY_MIGRATE = ("contenttypes.contenttype", "auth.permission")
+NOT_DUMPED = ("contenttypes", "auth.permission", "sessions")
+# What a user checks after a restore, by model label.
+SUMMARY = {
+    "users": ("auth.user",),
+    "inventory objects": tuple(
+        model._meta.label_lower for model in apps.get_app_config("inventory").get_models()
+    ),
+    "jobs": ("jobs.job",),
+    "job steps": ("jobs.step",),
+    "alert rules": ("alerts.rule",),
+}
+# Rows that make a database "in use": restoring over them needs --force. (Alert rules are not
+# among them: the migrations install the default ones.)
+IN_USE = ("auth.user", "jobs.job", "inventory.filesystem", "inventory.server")
+
+Say = Callable[[str], None]
+
+
+class BackupError(RuntimeError):
+    """A backup or restore cannot go on; the message names what is wrong."""
+
+
+def default_archive_path() -> Path:
+    return settings.RUN_DIR / "backups" / f"ostara-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.tar.gz"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _ostara_version() -> str:
+    pyproject = Path(settings.BASE_DIR) / "pyproject.toml"
+    return tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
+def summarise(counts: dict[str, int]) -> dict[str, int]:
+    return {what: sum(counts.get(label, 0) for label in labels) for what, labels in SUMMARY.items()}
+
+
+def _applied_migrations() -> list[str]:
+    return sorted(
+        f"{app}.{name}" for app, name in MigrationRecorder(connection).applied_migrations()
+    )
+
+
+def _dump_database(path: Path) -> dict[str, int]:
+    """Dump every app in one read transaction, so the rows agree with each other."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        with path.open("w") as handle:
+            call_command("dumpdata", natural_foreign=True, exclude=list(NOT_DUMPED), stdout=handle)
+    return dict(Counter(row["model"] for row in json.loads(path.read_text())))
+
+
+def backup(output: Path | None, *, metrics: bool, say: Say) -> dict:
+    """Write the archive; return its manifest."""
+    output = (output or default_archive_path()).resolve()
+    if output.exists():
+        raise BackupError(f"{output} exists: choose another --output")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".backup-", dir=output.parent))
+    try:
+        manifest = _stage(staging, metrics, say)
+        partial = output.with_name(output.name + ".partial")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle, tarfile.open(fileobj=handle, mode="w:gz") as tar:
+            tar.add(staging / MANIFEST, arcname=MANIFEST)
+            for member in manifest["files"]:
+                tar.add(staging / member, arcname=member)
+        os.replace(partial, output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        output.with_name(output.name + ".partial").unlink(missing_ok=True)
+    say(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
+    return manifest
+
+
+def _stage(staging: Path, metrics: bool, say: Say) -> dict:
+    # The metrics first: an InfluxDB that does not answer stops the backup before the slow part.
+    influxdb_version = None
+    if metrics:
+        say(f"metrics: snapshot of InfluxDB database {settings.INFLUXDB_DATABASE!r} ...")
+        try:
+            influx.snapshot(staging / METRICS)
+            influxdb_version = influx.ping()
+        except influx.SnapshotError as error:
+            raise BackupError(
+                f"metrics: {error}; start InfluxDB, or pass --no-metrics to back up without them"
+            ) from None
+        say(f"metrics: {sum(1 for _ in (staging / METRICS).iterdir())} snapshot files")
+    else:
+        say("metrics: left out (--no-metrics)")
+
+    say(f"database: dumping ({connection.vendor}) ...")
+    counts = _dump_database(staging / DATABASE)
+    summary = summarise(counts)
+    say(
+        f"database: {sum(counts.values())} rows of {len(counts)} models ("
+        + ", ".join(f"{number} {what}" for what, number in summary.items())
+        + ")"
+    )
+
+    (staging / SECRETS).mkdir(mode=0o700)
+    secrets, kept_elsewhere = [], []
+    for name in SECRET_FILES:
+        if os.environ.get(SECRET_SETTINGS.get(name, "")) or os.environ.get(
+            f"{SECRET_SETTINGS.get(name, '')}_FILE"
+        ):
+            kept_elsewhere.append(SECRET_SETTINGS[name])
+        elif (settings.RUN_DIR / name).is_file():
+            shutil.copy2(settings.RUN_DIR / name, staging / SECRETS / name)
+            secrets.append(name)
+    say(f"secrets: {', '.join(secrets) or 'none'} from {settings.RUN_DIR}")
+    if kept_elsewhere:
+        say(f"secrets: {', '.join(kept_elsewhere)} set in the environment: keep them yourself")
+
+    files = sorted(
+        path.relative_to(staging).as_posix()
+        for path in staging.rglob("*")
+        if path.is_file() and path.name != MANIFEST
+    )
+    manifest = {
+        "format": ARCHIVE_FORMAT,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "run_dir": str(settings.RUN_DIR),
+        "versions": {
+            "ostara": _ostara_version(),
+            "django": django.get_version(),
+            "python": platform.python_version(),
+            "database": connection.vendor,
+            "influxdb": influxdb_version,
+        },
+        "migrations": _applied_migrations(),
+        "counts": counts,
+        "summary": summary,
+        "secrets": secrets,
+        "secrets_kept_elsewhere": kept_elsewhere,
+        "metrics": {"database": settings.INFLUXDB_DATABASE} if metrics else None,
+        "files": {member: _sha256(staging / member) for member in files},
+    }
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return manifest
+
+
+def read_archive(archive: Path, into: Path) -> dict:
+    """Unpack the archive into ``into`` and check it whole: the manifest, every checksum, and
+    that this code knows every migration it was made with. Nothing else is touched."""
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(into, filter="data")
+    except FileNotFoundError:
+        raise BackupError(f"{archive}: no such file") from None
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise BackupError(f"{archive}: not a complete backup archive ({error})") from None
+    try:
+        manifest = json.loads((into / MANIFEST).read_text())
+        files = manifest["files"]
+        migrations = manifest["migrations"]
+        fmt = manifest["format"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise BackupError(f"{archive}: no readable {MANIFEST} ({error})") from None
+    if fmt != ARCHIVE_FORMAT:
+        raise BackupError(f"{archive}: archive format {fmt}, this Ostara reads {ARCHIVE_FORMAT}")
+    present = {
+        path.relative_to(into).as_posix()
+        for path in into.rglob("*")
+        if path.is_file() and path.name != MANIFEST
+    }
+    if missing := sorted(set(files) - present):
+        raise BackupError(f"{archive}: missing {', '.join(missing)}")
+    if extra := sorted(present - set(files)):
+        raise BackupError(f"{archive}: files not in the manifest: {', '.join(extra)}")
+    for member, checksum in files.items():
+        if _sha256(into / member) != checksum:
+            raise BackupError(f"{archive}: {member} does not match its checksum")
+    known = {f"{app}.{name}" for app, name in MigrationLoader(None).disk_migrations}
+    if unknown := sorted(set(migrations) - known):
+        raise BackupError(
+            f"{archive}: made by a newer Ostara (migrations unknown here: {', '.join(unknown)})"
+        )
+    return manifest
+
+
+def rows_in_use() -> dict[str, int]:
+    """The rows that make this database one in use (empty when it is new or not created)."""
+    tables = set(connection.introspection.table_names())
+    counts = {}
+    for label in IN_USE:
+        model = apps.get_model(label)
+        if model._meta.db_table in tables and (number := model._base_manager.count()):
+            counts[label] = number
+    return counts
+
+
+def _load_database(path: Path, expected: dict[str, int]) -> None:
+    """Replace every row (but those ``migrate`` makes) with the archive's, or change nothing."""
+    kept = {apps.get_model(label)._meta.db_table for label in MADE_BY_MIGRATE}
+    tables = [
+        table
+        for table in connection.introspection.django_table_names(only_existing=True)
+        if table not in kept
+    ]
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            for statement in connection.ops.sql_flush(no_style(), tables, reset_sequences=True):
+                cursor.execute(statement)
+        call_command("loaddata", str(path), verbosity=0)
+        loaded = {label: apps.get_model(label)._base_manager.count() for label in expected}
+        if loaded != expected:
+            differ = sorted(label for label in expected if loaded[label] != expected[label])
+            raise BackupError(f"database: loaded rows differ from the manifest in {differ}")
+
+
+def restore(archive: Path, *, force: bool, metrics: bool, say: Say) -> dict:
+    """Restore the archive into this run directory, database and InfluxDB; return its manifest.
+
+    Everything is checked before anything changes; the database is replaced in one transaction
+    and the secrets only once it committed."""
+    settings.RUN_DIR.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=settings.RUN_DIR))
+    try:
+        manifest = read_archive(Path(archive), staging)
+        say(
+            f"archive: made {manifest['created']} on {manifest['host']} by Ostara "
+            f"{manifest['versions']['ostara']}; checksums match"
+        )
+        snapshot = manifest["metrics"]
+        restore_metrics = metrics and snapshot is not None
+        _preflight(force, restore_metrics)
+
+        say("database: migrating ...")
+        call_command("migrate", interactive=False, verbosity=0)
+        say("database: loading ...")
+        _load_database(staging / DATABASE, manifest["counts"])
+        say(
+            "database: restored "
+            + ", ".join(f"{number} {what}" for what, number in manifest["summary"].items())
+        )
+
+        for name in manifest["secrets"]:
+            os.chmod(staging / SECRETS / name, 0o600)
+            os.replace(staging / SECRETS / name, settings.RUN_DIR / name)
+        crypto._fernet.cache_clear()
+        say(f"secrets: {', '.join(manifest['secrets']) or 'none'} into {settings.RUN_DIR}")
+        if manifest["secrets_kept_elsewhere"]:
+            say(f"secrets: set {', '.join(manifest['secrets_kept_elsewhere'])} as before")
+
+        if restore_metrics:
+            _restore_metrics(staging / METRICS, snapshot["database"], say)
+        elif snapshot is None:
+            say("metrics: the archive has none")
+        else:
+            say("metrics: left out (--no-metrics)")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    say("restored: restart the portal, the worker and beat so that they read the restored keys")
+    return manifest
+
+
+def _preflight(force: bool, restore_metrics: bool) -> None:
+    """Refuse before any change: a database in use, or metrics that cannot be restored."""
+    if not force and (in_use := rows_in_use()):
+        held = ", ".join(f"{number} {label}" for label, number in in_use.items())
+        raise BackupError(
+            f"database: already holds data ({held}); restore --force replaces all of it"
+        )
+    if not restore_metrics:
+        return
+    database = settings.INFLUXDB_DATABASE
+    try:
+        exists = influx.database_exists(database)
+    except influx.InfluxError as error:
+        raise BackupError(
+            f"metrics: InfluxDB at {settings.INFLUXDB_URL} does not answer ({error}); "
+            "start it, or pass --no-metrics to restore without them"
+        ) from None
+    if exists and not force:
+        raise BackupError(
+            f"metrics: InfluxDB database {database!r} exists; restore --force replaces it"
+        )
+
+
+def _restore_metrics(snapshot_dir: Path, snapshot_database: str, say: Say) -> None:
+    database = settings.INFLUXDB_DATABASE
+    # `influxd restore` will not write into a database that exists: --force (checked before)
+    # replaces it; points written since the backup are lost with it.
+    if influx.database_exists(database):
+        say(f"metrics: dropping InfluxDB database {database!r} (--force)")
+        influx.client().drop_database(database)
+    say(f"metrics: restoring InfluxDB database {database!r} ...")
+    try:
+        influx.restore_snapshot(snapshot_dir, snapshot_database)
+    except influx.SnapshotError as error:
+        raise BackupError(
+            f"metrics: {error} (the database and secrets are restored; restore again with "
+            "--force to retry the metrics)"
+        ) from None
+    say(f"metrics: restored InfluxDB database {database!r}")
