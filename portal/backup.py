@@ -4,7 +4,7 @@ of its metrics, in one archive.
 The archive is a tar.gz of mode 0600 (it holds the key that decrypts the BMC passwords):
 
     manifest.json      versions, migration state, object counts, sha256 of every other member
-    database.json      ``dumpdata --natural-foreign`` of every app
+    database.json      every app's rows as ``dumpdata --natural-foreign`` writes them
     secrets/<name>     secret_key, credentials.key, admin-password, ... of the run directory
     influxdb/<files>   ``influxd backup -portable`` of the metrics database
 
@@ -12,7 +12,8 @@ The database is dumped as Django's JSON rather than with sqlite3 or pg_dump: the
 restores into the demo's SQLite and into a production PostgreSQL, through the models of the
 running code after ``migrate``. Content types and permissions are left out (``migrate`` creates
 them; the rows that point at them name them by natural key), and so are sessions (a restore logs
-everyone out). Primary keys are kept, so job numbers and links stay the same.
+everyone out). Primary keys are kept, so job numbers and links stay the same, and times keep
+their microseconds (``dumpdata`` would cut them to milliseconds).
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ import tempfile
 import tomllib
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 
 import django
 from django.apps import apps
 from django.conf import settings
+from django.core import serializers
 from django.core.management import call_command
 from django.core.management.color import no_style
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
@@ -53,7 +56,7 @@ SECRET_FILES = ("secret_key", "credentials.key", "admin-password", "demo-bmc-pas
 SECRET_SETTINGS = {"secret_key": "OSTARA_SECRET_KEY", "credentials.key": "OSTARA_CREDENTIALS_KEY"}
 # Made by `migrate` in every database; other rows name them by natural key.
 MADE_BY_MIGRATE = ("contenttypes.contenttype", "auth.permission")
-NOT_DUMPED = ("contenttypes", "auth.permission", "sessions")
+NOT_DUMPED = ("sessions",)
 # What a user checks after a restore, by model label.
 SUMMARY = {
     "users": ("auth.user",),
@@ -102,15 +105,49 @@ def _applied_migrations() -> list[str]:
     )
 
 
+class _PreciseEncoder(DjangoJSONEncoder):
+    """Django's encoder cuts times to milliseconds; a restore must give back the same rows."""
+
+    def default(self, o):
+        if isinstance(o, datetime | time):
+            return o.isoformat()
+        return super().default(o)
+
+
+def _dumped_models() -> list:
+    """Every model's rows but those ``migrate`` makes and sessions, in an order that loads
+    (rows named by natural key come before the rows that name them), as ``dumpdata`` orders."""
+    app_configs = [config for config in apps.get_app_configs() if config.models_module]
+    return [
+        model
+        for model in serializers.sort_dependencies(
+            [(config, None) for config in app_configs], allow_cycles=True
+        )
+        if not model._meta.proxy
+        and model._meta.label_lower not in MADE_BY_MIGRATE
+        and model._meta.app_label not in NOT_DUMPED
+    ]
+
+
 def _dump_database(path: Path) -> dict[str, int]:
-    """Dump every app in one read transaction, so the rows agree with each other."""
+    """Dump every model in one read transaction, so the rows agree with each other."""
+    counts: Counter[str] = Counter()
+
+    def rows():
+        for model in _dumped_models():
+            for row in model._base_manager.order_by(model._meta.pk.name).iterator():
+                counts[model._meta.label_lower] += 1
+                yield row
+
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         with path.open("w") as handle:
-            call_command("dumpdata", natural_foreign=True, exclude=list(NOT_DUMPED), stdout=handle)
-    return dict(Counter(row["model"] for row in json.loads(path.read_text())))
+            serializers.serialize(
+                "json", rows(), stream=handle, use_natural_foreign_keys=True, cls=_PreciseEncoder
+            )
+    return dict(counts)
 
 
 def backup(output: Path | None, *, metrics: bool, say: Say) -> dict:
@@ -266,7 +303,10 @@ def _load_database(path: Path, expected: dict[str, int]) -> None:
         with connection.cursor() as cursor:
             for statement in connection.ops.sql_flush(no_style(), tables, reset_sequences=True):
                 cursor.execute(statement)
-        call_command("loaddata", str(path), verbosity=0)
+        try:
+            call_command("loaddata", str(path), verbosity=0)
+        except Exception as error:  # whatever failed, the transaction leaves nothing changed
+            raise BackupError(f"database: not restored, nothing changed: {error}") from None
         loaded = {label: apps.get_model(label)._base_manager.count() for label in expected}
         if loaded != expected:
             differ = sorted(label for label in expected if loaded[label] != expected[label])
