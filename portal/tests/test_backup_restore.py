@@ -169,7 +169,24 @@ def test_a_restore_into_a_fresh_run_directory_gives_back_the_same_appliance(
     restored_metrics = f"{metrics}_restored"
     env = _restore_env(fresh, restored_metrics)
     try:
-        restored = _manage(env, "restore", str(archive))
+        # A fresh appliance whose InfluxDB already has the database (sensors wrote to it):
+        # refused, nothing restored; --force replaces it.
+        influx.client().create_database(restored_metrics)
+        influx.client().write_points(
+            ["ost_stats,server=stray read_bytes=1i 1700000005"],
+            database=restored_metrics,
+            protocol="line",
+            time_precision="s",
+        )
+        refused = _manage(env, "restore", str(archive))
+        assert refused.returncode == 1
+        assert (
+            f"metrics: InfluxDB database '{restored_metrics}' exists; restore --force replaces it"
+            in refused.stderr
+        )
+        assert not (fresh / "credentials.key").exists()
+
+        restored = _manage(env, "restore", "--force", str(archive))
         assert restored.returncode == 0, restored.stderr
         users = get_user_model().objects.count()
         assert f" {users} users" in restored.stdout and " 1 jobs" in restored.stdout
