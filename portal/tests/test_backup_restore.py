@@ -9,11 +9,14 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import socket
 import sqlite3
 import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -363,3 +366,78 @@ def test_influxdb_down_stops_a_backup_and_a_restore_unless_no_metrics(
             assert not [name for name in tar.getnames() if name.startswith("influxdb/")]
     finally:
         run_services_script("start", "influxdb")
+
+
+@pytest.fixture
+def postgresql():
+    """A PostgreSQL of the test's own on 127.0.0.1, in a temporary directory; its URL."""
+    initdb = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not initdb:
+        pytest.fail("PostgreSQL is not installed: apt-get install postgresql")
+    bin_dir = initdb[-1].parent
+    # initdb refuses to run as root: the cluster is the postgres user's.
+    as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    home = Path(tempfile.mkdtemp(prefix="ostara-pg-"))
+    if as_owner:
+        shutil.chown(home, "postgres")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = home / "data"
+    server = f"-k {home} -c listen_addresses=127.0.0.1 -p {port} -c fsync=off"
+
+    def run(*command: str) -> None:
+        subprocess.run([*as_owner, *command], check=True, capture_output=True, timeout=60)
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "ostara", "--no-sync")
+    run(
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-o",
+        server,
+        "-l",
+        str(home / "log"),
+        "-w",
+        "start",
+    )
+    try:
+        run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ostara", "ostara")
+        yield f"postgresql://ostara@127.0.0.1:{port}/ostara"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_backup_of_a_sqlite_appliance_restores_into_postgresql(
+    appliance, run_dir, tmp_path, postgresql
+):
+    from django.db.models import Max
+
+    from portal.alerts.models import Rule
+
+    archive = _archive(tmp_path, "--no-metrics")
+    env = _restore_env(tmp_path / "production", "unused")
+    env["DATABASE_URL"] = postgresql
+    restored = _manage(env, "restore", "--no-metrics", str(archive))
+    assert restored.returncode == 0, restored.stderr
+
+    # The same objects as Django reads them from either database.
+    labels = ("inventory", "jobs", "alerts", "auth.user", "auth.group", "accounts")
+    original = io.StringIO()
+    call_command("dumpdata", "--natural-foreign", *labels, stdout=original)
+    dumped = _manage(env, "dumpdata", "--natural-foreign", *labels)
+    assert dumped.returncode == 0, dumped.stderr
+    assert json.loads(dumped.stdout) == json.loads(original.getvalue())
+
+    # PostgreSQL's sequences moved past the restored rows: a new rule gets a new number.
+    added = _manage(
+        env,
+        "shell",
+        "-c",
+        "from portal.alerts.models import Rule; "
+        "print(Rule.objects.create(name='After the restore', condition='health', "
+        "health_state='red').pk)",
+    )
+    assert added.returncode == 0, added.stderr
+    assert int(added.stdout.split()[-1]) == Rule.objects.aggregate(Max("pk"))["pk__max"] + 1
