@@ -91,8 +91,11 @@ def _sha256(path: Path) -> str:
 
 
 def _ostara_version() -> str:
-    pyproject = Path(settings.BASE_DIR) / "pyproject.toml"
-    return tomllib.loads(pyproject.read_text())["project"]["version"]
+    try:
+        pyproject = (Path(settings.BASE_DIR) / "pyproject.toml").read_text()
+    except OSError:
+        return "unknown"
+    return tomllib.loads(pyproject)["project"]["version"]
 
 
 def summarise(counts: dict[str, int]) -> dict[str, int]:
@@ -269,6 +272,8 @@ def read_archive(archive: Path, into: Path) -> dict:
         raise BackupError(f"{archive}: missing {', '.join(missing)}")
     if extra := sorted(present - set(files)):
         raise BackupError(f"{archive}: files not in the manifest: {', '.join(extra)}")
+    if stray := sorted(set(manifest.get("secrets", [])) - set(SECRET_FILES)):
+        raise BackupError(f"{archive}: secrets this Ostara does not keep: {', '.join(stray)}")
     for member, checksum in files.items():
         if _sha256(into / member) != checksum:
             raise BackupError(f"{archive}: {member} does not match its checksum")

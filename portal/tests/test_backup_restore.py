@@ -290,10 +290,18 @@ def test_a_truncated_or_altered_archive_is_refused_before_anything_changes(
         archive, "database.json", lambda data: data.replace(b"viewer", b"admin2"), checksum=False
     )
     missing = _rewritten(archive, "manifest.json", lambda data: b"{", checksum=False)
+
+    def outside(data: bytes) -> bytes:
+        manifest = json.loads(data)
+        manifest["secrets"].append("../outside")
+        return json.dumps(manifest).encode()
+
+    escaping = _rewritten(archive, "manifest.json", outside, checksum=False)
     for bad, reason in (
         (truncated, "truncated.tar.gz: not a complete backup archive"),
         (altered, "database.json does not match its checksum"),
         (missing, "no readable manifest.json"),
+        (escaping, r"secrets this Ostara does not keep: \.\./outside"),
     ):
         with pytest.raises(CommandError, match=reason):
             call_command("restore", str(bad), "--force", stdout=io.StringIO())
