@@ -287,7 +287,7 @@ def test_a_truncated_or_altered_archive_is_refused_before_anything_changes(
     truncated = tmp_path / "truncated.tar.gz"
     truncated.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
     altered = _rewritten(
-        archive, "database.json", lambda data: data.replace(b"viewer", b"admin2"), checksum=False
+        archive, "database.jsonl", lambda data: data.replace(b"viewer", b"admin2"), checksum=False
     )
     missing = _rewritten(archive, "manifest.json", lambda data: b"{", checksum=False)
 
@@ -299,7 +299,7 @@ def test_a_truncated_or_altered_archive_is_refused_before_anything_changes(
     escaping = _rewritten(archive, "manifest.json", outside, checksum=False)
     for bad, reason in (
         (truncated, "truncated.tar.gz: not a complete backup archive"),
-        (altered, "database.json does not match its checksum"),
+        (altered, "database.jsonl does not match its checksum"),
         (missing, "no readable manifest.json"),
         (escaping, r"secrets this Ostara does not keep: \.\./outside"),
     ):
@@ -321,13 +321,13 @@ def test_a_database_in_use_is_replaced_only_with_force_and_only_whole(world, run
     assert _state(run_dir) == before
 
     def unknown_role(data: bytes) -> bytes:
-        rows = json.loads(data)
+        rows = [json.loads(line) for line in data.splitlines()]
         viewer = next(row for row in rows if row["fields"].get("username") == "viewer")
         viewer["fields"]["groups"] = [["no-such-role"]]
-        return json.dumps(rows).encode()
+        return "\n".join(json.dumps(row) for row in rows).encode()
 
     # Checksums right, but a row that cannot load: nothing of it is kept.
-    broken = _rewritten(archive, "database.json", unknown_role, checksum=True)
+    broken = _rewritten(archive, "database.jsonl", unknown_role, checksum=True)
     with pytest.raises(CommandError, match="database: not restored, nothing changed"):
         call_command("restore", str(broken), "--force", stdout=io.StringIO())
     assert _state(run_dir) == before
