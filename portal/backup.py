@@ -48,6 +48,19 @@ from portal import crypto, influx
 
 ARCHIVE_FORMAT = 1
 MANIFEST = "manifest.json"
+MANIFEST_KEYS = (
+    "format",
+    "created",
+    "host",
+    "versions",
+    "migrations",
+    "counts",
+    "summary",
+    "secrets",
+    "secrets_kept_elsewhere",
+    "metrics",
+    "files",
+)
 DATABASE = "database.jsonl"
 SECRETS = "secrets"
 METRICS = "influxdb"
@@ -205,10 +218,9 @@ def _stage(staging: Path, metrics: bool, say: Say) -> dict:
     (staging / SECRETS).mkdir(mode=0o700)
     secrets, kept_elsewhere = [], []
     for name in SECRET_FILES:
-        if os.environ.get(SECRET_SETTINGS.get(name, "")) or os.environ.get(
-            f"{SECRET_SETTINGS.get(name, '')}_FILE"
-        ):
-            kept_elsewhere.append(SECRET_SETTINGS[name])
+        setting = SECRET_SETTINGS.get(name)
+        if setting and (os.environ.get(setting) or os.environ.get(f"{setting}_FILE")):
+            kept_elsewhere.append(setting)
         elif (settings.RUN_DIR / name).is_file():
             shutil.copy2(settings.RUN_DIR / name, staging / SECRETS / name)
             secrets.append(name)
@@ -257,11 +269,12 @@ def read_archive(archive: Path, into: Path) -> dict:
         raise BackupError(f"{archive}: not a complete backup archive ({error})") from None
     try:
         manifest = json.loads((into / MANIFEST).read_text())
-        files = manifest["files"]
-        migrations = manifest["migrations"]
-        fmt = manifest["format"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        absent = [key for key in MANIFEST_KEYS if key not in manifest]
+    except (OSError, ValueError, TypeError) as error:
         raise BackupError(f"{archive}: no readable {MANIFEST} ({error})") from None
+    if absent:
+        raise BackupError(f"{archive}: {MANIFEST} lacks {', '.join(absent)}")
+    files, migrations, fmt = manifest["files"], manifest["migrations"], manifest["format"]
     if fmt != ARCHIVE_FORMAT:
         raise BackupError(f"{archive}: archive format {fmt}, this Ostara reads {ARCHIVE_FORMAT}")
     present = {
@@ -273,8 +286,10 @@ def read_archive(archive: Path, into: Path) -> dict:
         raise BackupError(f"{archive}: missing {', '.join(missing)}")
     if extra := sorted(present - set(files)):
         raise BackupError(f"{archive}: files not in the manifest: {', '.join(extra)}")
-    if stray := sorted(set(manifest.get("secrets", [])) - set(SECRET_FILES)):
+    if stray := sorted(set(manifest["secrets"]) - set(SECRET_FILES)):
         raise BackupError(f"{archive}: secrets this Ostara does not keep: {', '.join(stray)}")
+    if lost := sorted(name for name in manifest["secrets"] if f"{SECRETS}/{name}" not in files):
+        raise BackupError(f"{archive}: missing {', '.join(f'{SECRETS}/{name}' for name in lost)}")
     for member, checksum in files.items():
         if _sha256(into / member) != checksum:
             raise BackupError(f"{archive}: {member} does not match its checksum")

@@ -449,3 +449,19 @@ def test_a_backup_of_a_sqlite_appliance_restores_into_postgresql(
     )
     assert added.returncode == 0, added.stderr
     assert int(added.stdout.split()[-1]) == Rule.objects.aggregate(Max("pk"))["pk__max"] + 1
+
+
+def test_a_key_set_in_the_environment_is_named_not_archived(world, run_dir, tmp_path, monkeypatch):
+    from cryptography.fernet import Fernet
+
+    (run_dir / "credentials.key").write_bytes(Fernet.generate_key())  # an old, unused one
+    monkeypatch.setenv("OSTARA_CREDENTIALS_KEY", Fernet.generate_key().decode())
+    said = io.StringIO()
+    archive = tmp_path / "backup.tar.gz"
+    call_command("backup", "--output", str(archive), "--no-metrics", stdout=said)
+    assert "secrets: secret_key from" in said.getvalue()
+    assert "OSTARA_CREDENTIALS_KEY set in the environment: keep them yourself" in said.getvalue()
+    with tarfile.open(archive) as tar:
+        assert sorted(name for name in tar.getnames() if name.startswith("secrets/")) == [
+            "secrets/secret_key"
+        ]
