@@ -172,7 +172,7 @@ def backup(output: Path | None, *, metrics: bool, say: Say) -> dict:
     output = (output or default_archive_path()).resolve()
     if output.exists():
         raise BackupError(f"{output} exists: choose another --output")
-    output.parent.mkdir(parents=True, exist_ok=True)
+    output.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".backup-", dir=output.parent))
     try:
         manifest = _stage(staging, metrics, say)

@@ -457,8 +457,10 @@ def test_a_key_set_in_the_environment_is_named_not_archived(world, run_dir, tmp_
     (run_dir / "credentials.key").write_bytes(Fernet.generate_key())  # an old, unused one
     monkeypatch.setenv("OSTARA_CREDENTIALS_KEY", Fernet.generate_key().decode())
     said = io.StringIO()
-    archive = tmp_path / "backup.tar.gz"
-    call_command("backup", "--output", str(archive), "--no-metrics", stdout=said)
+    call_command("backup", "--no-metrics", stdout=said)
+    # The default archive: RUN_DIR/backups/ostara-<UTC time>.tar.gz
+    [archive] = (run_dir / "backups").glob("ostara-2*Z.tar.gz")
+    assert stat.S_IMODE(archive.stat().st_mode) == 0o600
     assert "secrets: secret_key from" in said.getvalue()
     assert "OSTARA_CREDENTIALS_KEY set in the environment: keep them yourself" in said.getvalue()
     with tarfile.open(archive) as tar:
