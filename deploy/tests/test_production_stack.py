@@ -6,12 +6,8 @@ come back, the admin signs in; and beat's periodic tasks run on the worker."""
 
 from __future__ import annotations
 
-import os
-import pwd
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -28,68 +24,18 @@ from deploy.tests.conftest import (
     nginx_conf,
     read_env_file,
     render,
+    running_postgresql,
     unit_command,
 )
 
 pytestmark = pytest.mark.services
-CREATE_DATABASE = REPO / "deploy" / "production" / "create-database.sql"
-
-
-def postgresql_bin() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not found:
-        pytest.fail("PostgreSQL's initdb is missing: `make install` installs Debian's postgresql")
-    return found[-1].parent
 
 
 @pytest.fixture(scope="module")
 def postgresql():
-    """A PostgreSQL cluster of its own on a loopback port, with the role and database made by the
-    installer's SQL (run twice: the installer runs it at every upgrade). Yields DATABASE_URL."""
-    pg_bin = postgresql_bin()
-    base = Path(tempfile.mkdtemp(prefix="ostara-pg-"))
-    # initdb refuses to run as root: the cluster belongs to nobody, as Debian's to postgres.
-    as_owner = {}
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        os.chown(base, nobody.pw_uid, nobody.pw_gid)
-        as_owner = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
-    port = free_port()
-    data = base / "data"
-    server = (
-        f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c full_page_writes=off"
-    )
-
-    def pg(*args: str, owner: bool = True) -> None:
-        done = subprocess.run(
-            [str(pg_bin / args[0]), *args[1:]],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            **(as_owner if owner else {}),
-        )
-        assert done.returncode == 0, f"{args[0]}: {done.stdout}{done.stderr}"
-
-    # Debian's defaults: scram-sha-256 over TCP; the superuser reaches the socket without one.
-    initdb = ["-D", str(data), "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
-    pg("initdb", *initdb, "--auth-local=trust", "--auth-host=scram-sha-256")
-    try:
-        log = str(base / "log")
-        pg("pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", log, "-o", server, "start")
-        password = "Pg-" + os.urandom(12).hex()
-        psql = ["-X", "-q", "-h", str(base), "-p", str(port), "-U", "postgres", "-v", "role=ostara"]
-        psql += ["-v", "ON_ERROR_STOP=1", "-v", f"password={password}", "-f", str(CREATE_DATABASE)]
-        for _ in range(2):
-            pg("psql", *psql, owner=False)
-        yield f"postgres://ostara:{password}@127.0.0.1:{port}/ostara"
-    finally:
-        subprocess.run(
-            [str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-            capture_output=True,
-            timeout=60,
-            **as_owner,
-        )
-        shutil.rmtree(base, ignore_errors=True)
+    """DATABASE_URL of a PostgreSQL cluster of the module's own (``running_postgresql``)."""
+    with running_postgresql() as url:
+        yield url
 
 
 def wait_for(what: str, answers, seconds: float = 90) -> None:

@@ -9,14 +9,11 @@ import hashlib
 import io
 import json
 import os
-import shutil
-import socket
 import sqlite3
 import stat
 import subprocess
 import sys
 import tarfile
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from deploy.tests.conftest import running_postgresql
 from portal import crypto, influx
 from portal.conftest import REPO, run_services_script
 
@@ -378,43 +376,9 @@ def test_influxdb_down_stops_a_backup_and_a_restore_unless_no_metrics(
 
 @pytest.fixture
 def postgresql():
-    """A PostgreSQL of the test's own on 127.0.0.1, in a temporary directory; its URL."""
-    initdb = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not initdb:
-        pytest.fail("PostgreSQL is not installed: apt-get install postgresql")
-    bin_dir = initdb[-1].parent
-    # initdb refuses to run as root: the cluster is the postgres user's.
-    as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    home = Path(tempfile.mkdtemp(prefix="ostara-pg-"))
-    if as_owner:
-        shutil.chown(home, "postgres")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    data = home / "data"
-    server = f"-k {home} -c listen_addresses=127.0.0.1 -p {port} -c fsync=off"
-
-    def run(*command: str) -> None:
-        subprocess.run([*as_owner, *command], check=True, capture_output=True, timeout=60)
-
-    run(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "ostara", "--no-sync")
-    run(
-        str(bin_dir / "pg_ctl"),
-        "-D",
-        str(data),
-        "-o",
-        server,
-        "-l",
-        str(home / "log"),
-        "-w",
-        "start",
-    )
-    try:
-        run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "ostara", "ostara")
-        yield f"postgresql://ostara@127.0.0.1:{port}/ostara"
-    finally:
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
-        shutil.rmtree(home, ignore_errors=True)
+    """A production install's PostgreSQL (role and database by the installer's SQL)."""
+    with running_postgresql() as url:
+        yield url
 
 
 def test_a_backup_of_a_sqlite_appliance_restores_into_postgresql(
