@@ -5,7 +5,7 @@ The archive is a tar.gz of mode 0600 (it holds the key that decrypts the BMC pas
 
     manifest.json      versions, migration state, object counts, sha256 of every other member
     database.jsonl     every app's rows as ``dumpdata --natural-foreign --format jsonl`` writes them
-    secrets/<name>     secret_key, credentials.key, admin-password, ... of the run directory
+    secrets/<name>     secret_key, credentials.key, admin-password, .ssh/... of the run directory
     influxdb/<files>   ``influxd backup -portable`` of the metrics database
 
 The database is dumped as Django's JSON Lines (one row a line, read back as a stream) rather
@@ -66,6 +66,9 @@ SECRETS = "secrets"
 METRICS = "influxdb"
 # Files of the run directory that only this appliance has; each is taken when it exists.
 SECRET_FILES = ("secret_key", "credentials.key", "admin-password", "demo-bmc-password")
+# Directories of the run directory whose files are all secret: the worker's SSH key (the run
+# directory is the services' home), which every Lustre server trusts.
+SECRET_DIRS = (".ssh",)
 # The files above that a setting replaces when it is set: the archive cannot hold those keys.
 SECRET_SETTINGS = {"secret_key": "OSTARA_SECRET_KEY", "credentials.key": "OSTARA_CREDENTIALS_KEY"}
 # Made by `migrate` in every database; other rows name them by natural key.
@@ -224,6 +227,12 @@ def _stage(staging: Path, metrics: bool, say: Say) -> dict:
         elif (settings.RUN_DIR / name).is_file():
             shutil.copy2(settings.RUN_DIR / name, staging / SECRETS / name)
             secrets.append(name)
+    for directory in SECRET_DIRS:
+        for path in sorted((settings.RUN_DIR / directory).glob("*")):
+            if path.is_file() and not path.is_symlink():
+                (staging / SECRETS / directory).mkdir(mode=0o700, exist_ok=True)
+                shutil.copy2(path, staging / SECRETS / directory / path.name)
+                secrets.append(f"{directory}/{path.name}")
     say(f"secrets: {', '.join(secrets) or 'none'} from {settings.RUN_DIR}")
     if kept_elsewhere:
         say(f"secrets: {', '.join(kept_elsewhere)} set in the environment: keep them yourself")
@@ -257,6 +266,14 @@ def _stage(staging: Path, metrics: bool, say: Say) -> dict:
     return manifest
 
 
+def _kept_secret(name: str) -> bool:
+    """A name of SECRET_FILES, or of a file right inside one of SECRET_DIRS."""
+    directory, _, file_name = name.partition("/")
+    if not file_name:
+        return name in SECRET_FILES
+    return directory in SECRET_DIRS and "/" not in file_name and file_name not in (".", "..")
+
+
 def read_archive(archive: Path, into: Path) -> dict:
     """Unpack the archive into ``into`` and check it whole: the manifest, every checksum, and
     that this code knows every migration it was made with. Nothing else is touched."""
@@ -286,7 +303,7 @@ def read_archive(archive: Path, into: Path) -> dict:
         raise BackupError(f"{archive}: missing {', '.join(missing)}")
     if extra := sorted(present - set(files)):
         raise BackupError(f"{archive}: files not in the manifest: {', '.join(extra)}")
-    if stray := sorted(set(manifest["secrets"]) - set(SECRET_FILES)):
+    if stray := sorted(name for name in manifest["secrets"] if not _kept_secret(name)):
         raise BackupError(f"{archive}: secrets this Ostara does not keep: {', '.join(stray)}")
     if lost := sorted(name for name in manifest["secrets"] if f"{SECRETS}/{name}" not in files):
         raise BackupError(f"{archive}: missing {', '.join(f'{SECRETS}/{name}' for name in lost)}")
@@ -419,6 +436,8 @@ def restore(archive: Path, *, force: bool, metrics: bool, say: Say) -> dict:
         )
 
         for name in manifest["secrets"]:
+            if "/" in name:
+                (settings.RUN_DIR / name).parent.mkdir(mode=0o700, exist_ok=True)
             os.chmod(staging / SECRETS / name, 0o600)
             os.replace(staging / SECRETS / name, settings.RUN_DIR / name)
         crypto._fernet.cache_clear()

@@ -86,6 +86,10 @@ def appliance(world, run_dir, tmp_path):
         name="OST00 nearly full", condition="health", health_state="full", for_seconds=30
     )
     admin = ensure_admin(run_dir, username="first-admin")
+    # The worker's SSH key: the run directory is the services' home.
+    (run_dir / ".ssh").mkdir(mode=0o700)
+    (run_dir / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n...\n")
+    (run_dir / ".ssh" / "known_hosts").write_text("oss01 ssh-ed25519 AAAA...\n")
     return {"job": job, "admin": admin}
 
 
@@ -163,7 +167,10 @@ def test_a_restore_into_a_fresh_run_directory_gives_back_the_same_appliance(
     assert stat.S_IMODE(archive.stat().st_mode) == 0o600
     said = progress.getvalue()
     assert f"metrics: snapshot of InfluxDB database '{metrics}'" in said
-    assert "secrets: secret_key, credentials.key, admin-password" in said
+    assert (
+        "secrets: secret_key, credentials.key, admin-password, .ssh/id_ed25519, .ssh/known_hosts"
+        in said
+    )
     assert f"wrote {archive}" in said
 
     fresh = tmp_path / "fresh"
@@ -204,9 +211,16 @@ def test_a_restore_into_a_fresh_run_directory_gives_back_the_same_appliance(
         fresh_db.close()
 
         # The keys came with it, mode 0600: passwords log in and the BMC password decrypts.
-        for name in ("secret_key", "credentials.key", "admin-password"):
+        for name in (
+            "secret_key",
+            "credentials.key",
+            "admin-password",
+            ".ssh/id_ed25519",
+            ".ssh/known_hosts",
+        ):
             assert (fresh / name).read_bytes() == (run_dir / name).read_bytes()
             assert stat.S_IMODE((fresh / name).stat().st_mode) == 0o600
+        assert stat.S_IMODE((fresh / ".ssh").stat().st_mode) == 0o700
         check = (
             "import json; from django.contrib.auth import authenticate; "
             "from portal.inventory.models import Server; "
@@ -295,11 +309,19 @@ def test_a_truncated_or_altered_archive_is_refused_before_anything_changes(
         return json.dumps(manifest).encode()
 
     escaping = _rewritten(archive, "manifest.json", outside, checksum=False)
+
+    def outside_ssh(data: bytes) -> bytes:
+        manifest = json.loads(data)
+        manifest["secrets"].append(".ssh/../../outside")
+        return json.dumps(manifest).encode()
+
+    escaping_ssh = _rewritten(archive, "manifest.json", outside_ssh, checksum=False)
     for bad, reason in (
         (truncated, "truncated.tar.gz: not a complete backup archive"),
         (altered, "database.jsonl does not match its checksum"),
         (missing, "no readable manifest.json"),
         (escaping, r"secrets this Ostara does not keep: \.\./outside"),
+        (escaping_ssh, r"secrets this Ostara does not keep: \.ssh/\.\./\.\./outside"),
     ):
         with pytest.raises(CommandError, match=reason):
             call_command("restore", str(bad), "--force", stdout=io.StringIO())
