@@ -128,10 +128,11 @@ def drive_replace(request, name: str, address: str):
         raise Http404(f"no drive {address} in {name}")
     replacement = drives.open_replacement(drive) or drives.latest_replacement(drive)
     operator = has_role(request.user, Role.OPERATOR)
+    if request.method == "POST":
+        _operator(request)
     step = request.POST.get("step") if request.method == "POST" else None
     proposal, error = None, None
     if step:
-        _operator(request)
         author = Author.of_request(request)
         try:
             if step == "locate":
@@ -162,6 +163,8 @@ def drive_replace(request, name: str, address: str):
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def parameters(request):
+    if request.method == "POST":
+        _operator(request)  # before the form: a viewer's POST is refused, not corrected
     filesystems = list(Filesystem.objects.order_by("name").values_list("name", flat=True))
     data = request.POST if request.method == "POST" else request.GET
     chosen = Filesystem.objects.filter(
@@ -174,7 +177,6 @@ def parameters(request):
         values = form.cleaned_data
         try:
             if request.method == "POST":
-                _operator(request)
                 job = params.start_set(
                     chosen,
                     values["name"],
