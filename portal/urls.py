@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
+from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from portal.health.views import healthz
@@ -18,7 +19,7 @@ urlpatterns = [
     # A page for people: an anonymous visitor is sent to the login page, not given a 401.
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        login_required(require_safe(SpectacularSwaggerView.as_view(url_name="api-schema"))),
         name="api-docs",
     ),
     path("api/v1/", include("portal.api_router")),

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from portal.accounts.choices import Role
 from portal.accounts.models import Preferences
@@ -63,6 +63,7 @@ def _console(request, template: str, context: dict):
 # --- active alerts ----------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def active(request):
     """What fires now, critical first, with acknowledge; and the user's own mail preference."""
     preferences, _ = Preferences.objects.get_or_create(user=request.user)
@@ -89,6 +90,7 @@ def active(request):
     )
 
 
+@require_safe
 def panel(request):
     """The firing alerts of one object and everything in it (``?key=ssu:3``), or of the whole
     rack: the panel the dashboard and the object pages load."""
@@ -126,6 +128,7 @@ def acknowledge_event(request, pk: int):
     return redirect(back)
 
 
+@require_safe
 def event_detail(request, pk: int):
     event = get_object_or_404(
         Event.objects.select_related("rule", "acknowledged_by").prefetch_related(
@@ -146,6 +149,7 @@ def event_detail(request, pk: int):
 # --- rules --------------------------------------------------------------------------------------
 
 
+@require_safe
 def rules(request):
     rows = (
         Rule.objects.prefetch_related("recipients")
@@ -159,6 +163,7 @@ def rules(request):
     )
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def rule_edit(request, pk: int | None = None):
     """The rule form; "Backtest" shows what the rule as entered would have done, unsaved."""
     rule = get_object_or_404(Rule, pk=pk) if pk else None
@@ -206,6 +211,7 @@ def rule_delete(request, pk: int):
 # --- silences -----------------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def silences(request):
     form = SilenceForm()
     if request.method == "POST":
@@ -247,6 +253,7 @@ def silence_end(request, pk: int):
 # --- history ------------------------------------------------------------------------------------
 
 
+@require_safe
 def history(request):
     form = HistoryFilter(request.GET or None)
     events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule")
@@ -281,6 +288,7 @@ def _caught_dir() -> Path | None:
     return Path(settings.OSTARA_CAUGHT_MAIL_DIR) if settings.OSTARA_CAUGHT_MAIL_DIR else None
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def mail_settings(request):
     """Every role sees how mail leaves the appliance; administrators send the test mail."""
     can_send = has_role(request.user, Role.ADMIN)
@@ -311,6 +319,7 @@ def mail_settings(request):
     )
 
 
+@require_safe
 def caught_message(request, key: str):
     caught = _caught_dir()
     message = next((m for m in caught_mail(caught) if m.key == key), None) if caught else None
