@@ -14,6 +14,9 @@ load_profile() {
     export INFLUXDB_URL="http://127.0.0.1:$OSTARA_INFLUXDB_PORT"
     export INFLUXDB_DATABASE=${INFLUXDB_DATABASE:-ostara}
     mkdir -p "$OSTARA_RUN_DIR/log" "$OSTARA_RUN_DIR/pid" "$OSTARA_RUN_DIR/static"
+    # The database inside holds password hashes and the encrypted BMC passwords, beside the key
+    # that decrypts them: only the owner enters the run directory, whatever the files' modes.
+    chmod 700 "$OSTARA_RUN_DIR"
 }
 
 say() { printf '%s\n' "$*" >&2; }

@@ -13,6 +13,9 @@ from portal.jobs.api.urls import ROUTES as JOB_ROUTES
 from portal.surveys.api.urls import ROUTES as SURVEY_ROUTES
 
 router = DefaultRouter()
+# No `.json` suffix routes: the actions do not take the `format` they would pass (a 500), and
+# `?format=json` or the Accept header choose the format.
+router.include_format_suffixes = False
 # (prefix, viewset) or (prefix, viewset, basename) for viewsets without a queryset.
 for prefix, viewset, *basename in (
     INVENTORY_ROUTES

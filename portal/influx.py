@@ -8,8 +8,11 @@ InfluxQL texts themselves are in ``portal.metric_queries``.
 
 from __future__ import annotations
 
+import socket
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from pathlib import Path
 
 import requests
 from django.conf import settings
@@ -104,3 +107,83 @@ def query_tagged_at_once(batches: list[list[str]], epoch: str = "ms") -> list[li
 
 def retention_policies() -> list[str]:
     return [policy["name"] for policy in client().get_list_retention_policies()]
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot of the metrics could not be taken or restored; the message says why."""
+
+
+def _backup_service_answers() -> None:
+    """``influxd backup`` retries a closed port for ever: check that something listens first."""
+    host, _, port = settings.INFLUXDB_BACKUP_ADDRESS.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except (OSError, ValueError) as error:
+        raise SnapshotError(
+            f"InfluxDB's backup service at {settings.INFLUXDB_BACKUP_ADDRESS} "
+            f"(INFLUXDB_BACKUP_ADDRESS) does not answer: {error}"
+        ) from None
+
+
+def _influxd(arguments: list[str], timeout: int) -> None:
+    try:
+        finished = subprocess.run(
+            ["influxd", *arguments], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise SnapshotError(f"influxd {arguments[0]} did not finish in {timeout} s") from None
+    except FileNotFoundError:
+        raise SnapshotError("influxd is not installed (Debian package influxdb)") from None
+    if finished.returncode != 0:
+        last = (finished.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SnapshotError(f"influxd {arguments[0]} failed: {last}")
+
+
+def database_exists(database: str) -> bool:
+    return any(entry["name"] == database for entry in client().get_list_database())
+
+
+def snapshot(directory: Path, timeout: int = 3600) -> None:
+    """A portable snapshot (``influxd backup -portable``) of the portal's database."""
+    try:
+        ping()
+        exists = database_exists(settings.INFLUXDB_DATABASE)
+    except InfluxError as error:
+        raise SnapshotError(
+            f"InfluxDB at {settings.INFLUXDB_URL} does not answer: {error}"
+        ) from None
+    if not exists:
+        raise SnapshotError(f"InfluxDB has no database {settings.INFLUXDB_DATABASE!r}")
+    _backup_service_answers()
+    _influxd(
+        [
+            "backup",
+            "-portable",
+            "-database",
+            settings.INFLUXDB_DATABASE,
+            "-host",
+            settings.INFLUXDB_BACKUP_ADDRESS,
+            str(directory),
+        ],
+        timeout,
+    )
+
+
+def restore_snapshot(directory: Path, snapshot_database: str, timeout: int = 3600) -> None:
+    """Restore a portable snapshot as the portal's database, which must not exist yet
+    (``influxd restore`` refuses to overwrite one)."""
+    _backup_service_answers()
+    _influxd(
+        [
+            "restore",
+            "-portable",
+            "-host",
+            settings.INFLUXDB_BACKUP_ADDRESS,
+            "-db",
+            snapshot_database,
+            "-newdb",
+            settings.INFLUXDB_DATABASE,
+            str(directory),
+        ],
+        timeout,
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlparse
 
 import dj_database_url
 
@@ -191,6 +192,12 @@ INFLUXDB_DATABASE = env_str("INFLUXDB_DATABASE", "ostara")
 INFLUXDB_USERNAME = env_str("INFLUXDB_USERNAME", "")
 INFLUXDB_PASSWORD = env_str("INFLUXDB_PASSWORD", "")
 INFLUXDB_TIMEOUT_SECONDS = env_int("INFLUXDB_TIMEOUT_SECONDS", 5)
+# InfluxDB's backup service (the top-level bind-address of its configuration, the RPC port) for
+# `manage.py backup` and `restore`.
+_influxdb_host = urlparse(INFLUXDB_URL).hostname or "127.0.0.1"
+INFLUXDB_BACKUP_ADDRESS = env_str(
+    "INFLUXDB_BACKUP_ADDRESS", f"{_influxdb_host}:{env_int('OSTARA_INFLUXDB_RPC_PORT', 18088)}"
+)
 # Where the sensors on the Lustre servers write: the management server's address as the
 # servers reach it (the portal's own INFLUXDB_URL may be a loopback address).
 OSTARA_SENSOR_INFLUXDB_URL = env_str("OSTARA_SENSOR_INFLUXDB_URL", INFLUXDB_URL)

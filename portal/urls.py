@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
+from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal.health.views import healthz
@@ -19,9 +20,11 @@ urlpatterns = [
     path(
         "api/docs/",
         login_required(
-            # Its script from a URL of its own, not inline: the Content-Security-Policy.
-            SpectacularSwaggerSplitView.as_view(
-                url_name="api-schema", template_name="portal/swagger_ui.html"
+            require_safe(
+                # Its script from a URL of its own, not inline: the Content-Security-Policy.
+                SpectacularSwaggerSplitView.as_view(
+                    url_name="api-schema", template_name="portal/swagger_ui.html"
+                )
             )
         ),
         name="api-docs",

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.clickjacking import xframe_options_sameorigin
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from portal.accounts.choices import Role
 from portal.accounts.models import Preferences
@@ -66,6 +66,7 @@ def _console(request, template: str, context: dict):
 # --- active alerts ----------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def active(request):
     """What fires now, critical first, with acknowledge; and the user's own mail preference."""
     preferences, _ = Preferences.objects.get_or_create(user=request.user)
@@ -92,6 +93,7 @@ def active(request):
     )
 
 
+@require_safe
 def panel(request):
     """The firing alerts of one object and everything in it (``?key=ssu:3``), or of the whole
     rack: the panel the dashboard and the object pages load."""
@@ -129,6 +131,7 @@ def acknowledge_event(request, pk: int):
     return redirect(back)
 
 
+@require_safe
 def event_detail(request, pk: int):
     event = get_object_or_404(
         Event.objects.select_related("rule", "acknowledged_by").prefetch_related(
@@ -149,6 +152,7 @@ def event_detail(request, pk: int):
 # --- rules --------------------------------------------------------------------------------------
 
 
+@require_safe
 def rules(request):
     rows = (
         Rule.objects.prefetch_related("recipients")
@@ -162,6 +166,7 @@ def rules(request):
     )
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def rule_edit(request, pk: int | None = None):
     """The rule form; "Backtest" shows what the rule as entered would have done, unsaved."""
     rule = get_object_or_404(Rule, pk=pk) if pk else None
@@ -209,6 +214,7 @@ def rule_delete(request, pk: int):
 # --- silences -----------------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def silences(request):
     form = SilenceForm()
     if request.method == "POST":
@@ -250,6 +256,7 @@ def silence_end(request, pk: int):
 # --- history ------------------------------------------------------------------------------------
 
 
+@require_safe
 def history(request):
     form = HistoryFilter(request.GET or None)
     events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule")
@@ -284,6 +291,7 @@ def _caught_dir() -> Path | None:
     return Path(settings.OSTARA_CAUGHT_MAIL_DIR) if settings.OSTARA_CAUGHT_MAIL_DIR else None
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def mail_settings(request):
     """Every role sees how mail leaves the appliance; administrators set the mail relay
     (``mail_relay``) and send the test mail."""
@@ -309,6 +317,7 @@ def mail_settings(request):
     )
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def mail_relay(request):
     """The mail relay form of the mail page (a settings row: administrators change it)."""
     return single_row_settings(
@@ -333,6 +342,7 @@ def _mail_page(request, test_form) -> dict:
     }
 
 
+@require_safe
 def caught_message(request, key: str):
     return render(request, "alerts/caught_message.html", {"message": _caught_message(key)})
 
@@ -344,6 +354,7 @@ CAUGHT_HTML_POLICY = (
 )
 
 
+@require_safe
 @xframe_options_sameorigin
 def caught_message_html(request, key: str):
     response = HttpResponse(_caught_message(key).html, content_type="text/html; charset=utf-8")

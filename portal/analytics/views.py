@@ -12,6 +12,7 @@ from django.forms import modelform_factory
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
 
 from portal import chart_rows, influx
 from portal.analytics import choices, services
@@ -21,11 +22,13 @@ from portal.settings_page import single_row_settings
 from sensors import schema
 
 
+@require_safe
 def index(request):
     query = request.GET.urlencode()
     return redirect(reverse("analytics:view", args=["load"]) + (f"?{query}" if query else ""))
 
 
+@require_safe
 def view(request, name: str):
     if name not in dict(choices.VIEWS):
         raise Http404(f"no analytics view {name!r}")
@@ -257,6 +260,7 @@ def _size(value: float) -> str:
 # --- the jobs of one heat-map cell ------------------------------------------------------------
 
 
+@require_safe
 def cell(request):
     """The jobs that moved bytes through one server or OST in one step of the heat map."""
     by = request.GET.get("by", "server")
@@ -291,6 +295,7 @@ def cell(request):
 SettingsForm = modelform_factory(AnalyticsSettings, exclude=["updated"])
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def analytics_settings(request):
     """Every role sees them; administrators change them."""
     return single_row_settings(

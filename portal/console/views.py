@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from portal.accounts.choices import Role
 from portal.accounts.services import has_role
@@ -30,10 +31,12 @@ def _operator(request) -> None:
         raise PermissionDenied("the console's acts need the operator role")
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def server_act(request, hostname: str, act: str):
     return _act(request, ObjectKind.SERVER, hostname, act)
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def target_act(request, label: str, act: str):
     return _act(request, ObjectKind.TARGET, label, act)
 
@@ -90,6 +93,7 @@ def _act(request, kind: str, name: str, slug: str):
     )
 
 
+@require_safe
 def array_detail(request, name: str):
     array = get_object_or_404(StorageArray.objects.select_related("pair"), name=name)
     enclosures = []
@@ -115,6 +119,7 @@ def array_detail(request, name: str):
     )
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def drive_replace(request, name: str, address: str):
     """A failed drive's workflow: identify it, confirm the new one is in, watch the array."""
     array = get_object_or_404(StorageArray, name=name)
@@ -123,10 +128,11 @@ def drive_replace(request, name: str, address: str):
         raise Http404(f"no drive {address} in {name}")
     replacement = drives.open_replacement(drive) or drives.latest_replacement(drive)
     operator = has_role(request.user, Role.OPERATOR)
+    if request.method == "POST":
+        _operator(request)
     step = request.POST.get("step") if request.method == "POST" else None
     proposal, error = None, None
     if step:
-        _operator(request)
         author = Author.of_request(request)
         try:
             if step == "locate":
@@ -155,7 +161,10 @@ def drive_replace(request, name: str, address: str):
     return render(request, "console/drive.html", context, status=400 if error else 200)
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def parameters(request):
+    if request.method == "POST":
+        _operator(request)  # before the form: a viewer's POST is refused, not corrected
     filesystems = list(Filesystem.objects.order_by("name").values_list("name", flat=True))
     data = request.POST if request.method == "POST" else request.GET
     chosen = Filesystem.objects.filter(
@@ -168,7 +177,6 @@ def parameters(request):
         values = form.cleaned_data
         try:
             if request.method == "POST":
-                _operator(request)
                 job = params.start_set(
                     chosen,
                     values["name"],
@@ -198,6 +206,7 @@ def parameters(request):
     )
 
 
+@require_safe
 def audit_log(request):
     form = AuditFilterForm(request.GET or None)
     entries = AuditEntry.objects.select_related("job", "reverts")
@@ -233,6 +242,7 @@ def filter_entries(entries, *, user=None, act=None, object=None, since=None, unt
     return entries
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def audit_revert(request, pk: int):
     _operator(request)
     entry = get_object_or_404(AuditEntry, pk=pk)

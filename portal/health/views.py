@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html_join
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import condition, require_GET
+from django.views.decorators.http import condition, require_http_methods, require_safe
 
 from portal import influx
 from portal.health.choices import CHART_RANGES, NodeKind
@@ -36,7 +36,7 @@ RECENT_CHANGES = 15
 HISTORY_LENGTH = 50
 
 
-@require_GET
+@require_safe
 @never_cache
 @login_not_required
 def healthz(request):
@@ -51,6 +51,7 @@ def healthz(request):
     return JsonResponse(body, status=200 if not down else 503)
 
 
+@require_safe
 def service_panel(request):
     """The service tiles alone, for the dashboard's periodic refresh."""
     return render(request, "health/_services.html", {"services": check_all()})
@@ -182,6 +183,7 @@ def _cells_html(cells: list[dict], extra: str) -> str:
     )
 
 
+@require_safe
 def dashboard(request):
     context = _overview(request)
     # The charts need only the inventory: they show before the first evaluation.
@@ -199,6 +201,7 @@ def dashboard(request):
     return render(request, "health/dashboard.html", context)
 
 
+@require_safe
 @condition(etag_func=overview_etag)
 def overview_panel(request):
     """Status light, counts, SSU tiles and the latest changes, for the periodic refresh."""
@@ -223,6 +226,7 @@ def _children(row: Model) -> list[HealthStatus]:
     return list(HealthStatus.objects.filter(parent_key=object_key(row)))
 
 
+@require_safe
 def ssu_detail(request, name: str):
     ssu = get_object_or_404(SSU.objects.select_related("pair", "filesystem"), name=name)
     children = _children(ssu)
@@ -243,6 +247,7 @@ def ssu_detail(request, name: str):
     )
 
 
+@require_safe
 def server_detail(request, hostname: str):
     server = get_object_or_404(Server.objects.select_related("pair"), hostname=hostname)
     served = Target.objects.filter(primary_server=server) | Target.objects.filter(
@@ -265,6 +270,7 @@ def server_detail(request, hostname: str):
     )
 
 
+@require_safe
 def target_detail(request, label: str):
     target = (
         Target.objects.select_related(
@@ -296,6 +302,7 @@ def target_detail(request, label: str):
 ThresholdForm = modelform_factory(HealthSettings, exclude=["updated"])
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def thresholds(request):
     """Every role sees the thresholds; administrators change them."""
     return single_row_settings(
@@ -316,6 +323,7 @@ def thresholds(request):
 RetentionForm = modelform_factory(RetentionSettings, exclude=["updated"])
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def retention(request):
     """Every role sees how long history is kept; administrators change it."""
     return single_row_settings(
@@ -362,7 +370,7 @@ def _scope(kind: str, name: str) -> charts.Scope:
     raise Http404(f"no such kind {kind}")
 
 
-@require_GET
+@require_safe
 def chart_data(request, chart: str):
     kind = request.GET.get("kind", "")
     name = request.GET.get("name", "")

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import SSU, Filesystem, ServerPair
 
 
+@require_safe
 def ssu_list(request):
     filesystems = Filesystem.objects.prefetch_related("server_pairs__servers").annotate(
         ost_count=Count("targets", filter=Q(targets__kind=TargetKind.OST))
@@ -19,6 +21,7 @@ def ssu_list(request):
     return render(request, "inventory/ssu_list.html", {"filesystems": filesystems, "ssus": ssus})
 
 
+@require_safe
 def ssu_detail(request, name: str):
     pair = get_object_or_404(ServerPair.objects.select_related("filesystem"), name=name)
     arrays = pair.arrays.prefetch_related("enclosures__model", "volume_groups__drives__enclosure")

@@ -3,12 +3,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from portal.jobs.models import Job, TransitionError
 from portal.jobs.services import RetryRefused, request_cancel, retry, unsafe_to_retry
 
 
+@require_safe
 def job_list(request):
     jobs = Job.objects.select_related("created_by").prefetch_related("pairs")[:200]
     return render(request, "jobs/job_list.html", {"jobs": jobs})
@@ -19,11 +20,13 @@ def _context(job: Job) -> dict:
     return {"job": job, "steps": job.steps.all(), "unsafe_step": unsafe}
 
 
+@require_safe
 def job_detail(request, pk: int):
     job = get_object_or_404(Job.objects.select_related("created_by"), pk=pk)
     return render(request, "jobs/job_detail.html", _context(job))
 
 
+@require_safe
 def job_progress(request, pk: int):
     """The live part of the job page, polled by htmx until the job is finished."""
     job = get_object_or_404(Job, pk=pk)

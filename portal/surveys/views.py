@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from portal.inventory.choices import PairKind
 from portal.inventory.models import ServerPair
@@ -18,12 +19,14 @@ from portal.surveys.models import Survey
 PERMISSION = "surveys.add_survey"
 
 
+@require_safe
 def survey_list(request):
     surveys = Survey.objects.select_related("pair", "created_by", "job")[:200]
     pairs = ServerPair.objects.filter(kind=PairKind.OSS).order_by("name")
     return render(request, "surveys/list.html", {"surveys": surveys, "pairs": pairs})
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def survey_new(request, name: str):
     pair = get_object_or_404(ServerPair.objects.select_related("filesystem"), name=name)
     if not request.user.has_perm(PERMISSION):
@@ -74,6 +77,7 @@ def _detail_context(survey: Survey) -> dict:
     }
 
 
+@require_safe
 def survey_detail(request, pk: int):
     survey = get_object_or_404(
         Survey.objects.select_related("pair__filesystem", "job", "created_by"), pk=pk
@@ -106,6 +110,7 @@ def _curve(survey: Survey, server: str, title: str) -> dict:
     }
 
 
+@require_safe
 def survey_live(request, pk: int):
     """The running part of the survey page, polled by htmx; once the survey has finished the
     whole page is reloaded to draw the results."""
@@ -118,6 +123,7 @@ def survey_live(request, pk: int):
     return render(request, "surveys/_live.html", context)
 
 
+@require_safe
 def ssu_history(request, name: str):
     pair = get_object_or_404(ServerPair, name=name)
     surveys = list(
@@ -130,6 +136,7 @@ def ssu_history(request, name: str):
     )
 
 
+@require_safe
 def survey_compare(request):
     try:
         first = Survey.objects.select_related("pair").get(pk=int(request.GET.get("a", "")))

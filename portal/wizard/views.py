@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from portal.inventory.models import Filesystem, Server, ServerPair
 from portal.inventory.services import claimed_elsewhere, preview_plans
@@ -54,11 +54,13 @@ def _render(request, template: str, draft: Draft, step: str, context: dict):
     return render(request, template, {"draft": draft, "steps": steps, "step": step, **context})
 
 
+@require_safe
 @may_provision
 def start(request):
     return redirect(STEP_URLS[Draft(request.session).first_missing_step()])
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 @may_provision
 def filesystem_step(request):
     draft = Draft(request.session)
@@ -116,6 +118,7 @@ def _next_name(group: str) -> str:
     return f"{prefix}{number:02d}"
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 @may_provision
 def servers_step(request):
     draft = Draft(request.session)
@@ -226,6 +229,7 @@ def _unique_across(pairs: dict) -> bool:
     return ok
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 @may_provision
 def arrays_step(request):
     draft = Draft(request.session)
@@ -344,6 +348,7 @@ def _plans_cleanly(draft: Draft, layout_form, formset) -> bool:
     return True
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 @may_provision
 def review_step(request):
     draft = Draft(request.session)
@@ -391,6 +396,7 @@ def review_step(request):
     )
 
 
+@require_safe
 @may_provision
 def download_spec(request, role: str):
     draft = Draft(request.session)

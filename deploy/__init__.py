@@ -1,0 +1,1 @@
+"""The deploy scripts (shell); Python only for their tests."""

@@ -1,0 +1,1 @@
+"""Tests of the deploy scripts and the production install."""
