@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
+from django.views.decorators.http import require_http_methods, require_safe
 
 from portal.accounts import views
 from portal.accounts.forms import LoginForm
@@ -20,15 +21,20 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's views, without the PUT and OPTIONS its class views answer too.
     path(
         "password/",
-        auth_views.PasswordChangeView.as_view(template_name="accounts/password_change.html"),
+        require_http_methods(["GET", "HEAD", "POST"])(
+            auth_views.PasswordChangeView.as_view(template_name="accounts/password_change.html")
+        ),
         name="password_change",
     ),
     path(
         "password/done/",
-        auth_views.PasswordChangeDoneView.as_view(
-            template_name="accounts/password_change_done.html"
+        require_safe(
+            auth_views.PasswordChangeDoneView.as_view(
+                template_name="accounts/password_change_done.html"
+            )
         ),
         name="password_change_done",
     ),

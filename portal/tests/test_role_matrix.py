@@ -85,6 +85,8 @@ PAGES: dict[str, dict[str, str]] = {
     "login": {m: ANONYMOUS for m in ("GET", "HEAD", "OPTIONS", "POST", "PUT")},
     "logout": {"POST": VIEWER, "OPTIONS": VIEWER},
     "tour-dismiss": PERSONAL,
+    # Each user changes their own password.
+    "password_change": {**READ, "POST": VIEWER},
     # The API's documentation is a page for people: anonymous visitors go to the login page.
     "api-docs": READ,
     "wizard:start": {"GET": OPERATOR, "HEAD": OPERATOR},
@@ -107,6 +109,7 @@ PAGES: dict[str, dict[str, str]] = {
     "alerts:silence-end": ACTION,
     # Sending a test mail checks the appliance's mail settings.
     "alerts:mail": SETTINGS,
+    "alerts:mail-relay": SETTINGS,
     "analytics:settings": SETTINGS,
     "health:thresholds": SETTINGS,
     "health:retention": SETTINGS,
@@ -127,7 +130,7 @@ API: dict[str, dict[str, str]] = {
 }
 # Views personal to the user: the viewer may use them, so they run outside the check that a
 # viewer changed nothing.
-OWN_ACCOUNT = {"logout", "admin:logout", "tour-dismiss", "alerts:active"}
+OWN_ACCOUNT = {"logout", "admin:logout", "tour-dismiss", "alerts:active", "password_change"}
 # Logging out answers with the login page; the client logs in again after it.
 LOGOUTS = {"logout", "admin:logout"}
 # Pages that send a signed-in user elsewhere whatever the method (the login page: to the
@@ -151,6 +154,7 @@ PAGE_KWARGS = {
     "alerts:rule-delete": lambda w: {"pk": w["rule"].pk},
     "alerts:silence-end": lambda w: {"pk": w["silence"].pk},
     "alerts:caught-message": lambda w: {"key": w["mail_key"]},
+    "alerts:caught-message-html": lambda w: {"key": w["mail_key"]},
     "analytics:view": lambda w: {"name": "load"},
     "surveys:detail": lambda w: {"pk": w["survey"].pk},
     "surveys:live": lambda w: {"pk": w["survey"].pk},
@@ -194,6 +198,11 @@ BODIES = {
     },
     "alerts:acknowledge": lambda w: {"comment": "seen by the matrix"},
     "alerts:mail": lambda w: {"address": "someone@example.com"},
+    "alerts:mail-relay": lambda w: {
+        "host": "relay.example.org",
+        "port": "25",
+        "from_address": "ostara@example.org",
+    },
     "console:parameters": lambda w: {
         "filesystem": "scratch",
         "name": "osc.*.max_rpcs_in_flight",
