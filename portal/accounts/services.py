@@ -76,7 +76,7 @@ def ensure_admin(run_dir: Path, username: str = "admin") -> AdminAccount:
     password file (mode 0600) until the administrator changes it.
     """
     groups = ensure_roles()
-    password_file = password_file_of(run_dir, username)
+    password_file = run_dir / "admin-password"
     user_model = get_user_model()
     if user_model.objects.filter(username=username).exists():
         return AdminAccount(username, None, password_file)
@@ -104,7 +104,8 @@ def keep_password(password_file: Path, password: str) -> None:
 
 
 def password_file_of(run_dir: Path, username: str) -> Path:
-    """Where a generated password of the user is kept: the first admin's is admin-password."""
+    """Where a new generated password of the user is kept (the user admin's where the first
+    admin's is)."""
     return run_dir / f"{username}-password"
 
 
