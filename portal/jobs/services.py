@@ -6,21 +6,30 @@ carries only the job's id.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
+import redis
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from portal.jobs.choices import JobState, StepState
 from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError
 from portal.jobs.registry import job_kind
 from portal.jobs.tasks import run_job_task
 
+logger = logging.getLogger(__name__)
+
 # States a step may be left in by a run that stopped part-way through it.
 _INTERRUPTED = (StepState.FAILED, StepState.ERRORED, StepState.RUNNING)
+# Sending a job's id tries this hard before the job waits for the sweep: a page that starts a
+# job answers within a second or two while Redis is down.
+_SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 
 
 class RetryRefused(Exception):
@@ -55,7 +64,66 @@ def create_job(
 
 def enqueue(job: Job) -> None:
     """Hand the job to a worker once the transaction that created it has committed."""
-    transaction.on_commit(lambda: run_job_task.delay(job.pk))
+    transaction.on_commit(lambda: send(job.pk))
+
+
+def send(job_id: int) -> bool:
+    """Put a pending job's id on the queue and note when; False when Redis did not take it.
+
+    The job then stays pending with ``queued`` empty, its page says so, and ``sweep_jobs``
+    sends it once Redis answers again (a worker that starts, and beat, run the sweep).
+    """
+    try:
+        run_job_task.apply_async((job_id,), retry_policy=_SEND_RETRY)
+    except (OperationalError, redis.RedisError, OSError) as error:
+        logger.warning("job %s not queued, Redis did not take it: %s", job_id, error)
+        return False
+    Job.objects.filter(pk=job_id, state=JobState.PENDING).update(queued=timezone.now())
+    return True
+
+
+def sweep_jobs(restarted_worker: str | None = None) -> dict[str, list[int]]:
+    """Mend what a stopped worker or Redis left: returns the ids it interrupted and sent.
+
+    A running job whose process is gone (killed, or the machine restarted) is marked
+    interrupted, its step left as it stopped, so a retry resumes from that step (a step that
+    is not idempotent waits for ``checked``). A worker that starts passes its own node name:
+    running jobs claimed under that name belonged to its dead predecessor. Workers run on the
+    appliance itself, so a process is looked up in this machine's /proc. Then every pending
+    job that Redis did not take is sent again.
+    """
+    interrupted = []
+    for job in Job.objects.filter(state=JobState.RUNNING).order_by("pk"):
+        if job.worker != restarted_worker and _celery_process_alive(job.worker_pid):
+            continue
+        step = job.steps.filter(state=StepState.RUNNING).first()
+        where = f"during step {step.title!r}" if step else "between steps"
+        try:
+            job.transition_to(
+                JobState.INTERRUPTED,
+                error=f"worker {job.worker or '?'} (pid {job.worker_pid}) stopped {where}; "
+                "a retry resumes from there",
+            )
+        except TransitionError:
+            continue  # it finished meanwhile
+        interrupted.append(job.pk)
+    unsent = Job.objects.filter(state=JobState.PENDING, queued__isnull=True).order_by("pk")
+    sent = [pk for pk in unsent.values_list("pk", flat=True) if send(pk)]
+    if interrupted or sent:
+        logger.warning(
+            "jobs interrupted by a stopped worker: %s; sent again: %s", interrupted, sent
+        )
+    return {"interrupted": interrupted, "sent": sent}
+
+
+def _celery_process_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()  # empty for a zombie
+    except OSError:
+        return False
+    return b"celery" in command
 
 
 def wait_until_finished(job: Job, seconds: float) -> Job:
@@ -105,7 +173,7 @@ def retry(job: Job, *, checked: bool = False) -> Job:
             "and confirm before running it again"
         )
     with transaction.atomic():
-        job.transition_to(JobState.PENDING, cancel_requested=False, finished=None)
+        job.transition_to(JobState.PENDING, cancel_requested=False, finished=None, queued=None)
         if not job.steps.exclude(state=StepState.SUCCEEDED).exists():
             job.steps.filter(idempotent=True).update(state=StepState.PENDING)
         else:
