@@ -102,10 +102,16 @@ def _tiles_of(version: str | None, tree: dict) -> tuple[list[dict], dict[str, in
 
 
 def overview_etag(request, *args, **kwargs) -> str | None:
-    """The cached colours' tag, the filesystem and the user: a browser that has this refresh
-    already gets 304 Not Modified."""
+    """The cached colours' tag, the filesystem, the user and InfluxDB's outage: a browser that
+    has this refresh already gets 304 Not Modified."""
     tag = cache_tag(*cached_version())
-    return f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}" if tag else None
+    if not tag:
+        return None
+    # The banner of an InfluxDB outage changes the panel while the colours stay as they were.
+    since = influx.unavailable_since()
+    return (
+        f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}-{since.timestamp() if since else ''}"
+    )
 
 
 def _walk(node: dict):
@@ -383,9 +389,8 @@ def chart_data(request, chart: str):
             lambda: {**_chart(chart, kind, name, scope, seconds), "range": seconds},
         )
     except influx.InfluxError as error:
-        return JsonResponse(
-            {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
-        )
+        # 503, not an empty chart: a script must not take the outage for a quiet rack.
+        return JsonResponse({"error": influx.unavailable_message(error)}, status=503)
     return JsonResponse(data)
 
 

@@ -61,8 +61,12 @@ def check_influxdb() -> ServiceState:
     try:
         version = influx.ping()
     except influx.InfluxError as error:
+        since = influx.unavailable_since()
+        when = f" since {since.isoformat(timespec='seconds')}" if since else ""
         return ServiceState(
-            "influxdb", False, f"no answer at {settings.INFLUXDB_URL}: {type(error).__name__}"
+            "influxdb",
+            False,
+            f"no answer at {settings.INFLUXDB_URL}{when}: {type(error).__name__}",
         )
     return ServiceState("influxdb", True, f"InfluxDB {version} answers")
 
