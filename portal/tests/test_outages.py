@@ -1,0 +1,231 @@
+"""The appliance through outages of its own services, with a real Celery worker and beat, Redis
+and InfluxDB running as in the demo: one service is stopped (or the worker killed), the pages
+and /healthz are checked, the service comes back, and nothing is lost or done twice.
+
+The sensors' spool and replay over an InfluxDB outage are sensors/tests/test_influxdb_outage.py;
+alert mail over an SMTP outage is portal/alerts/tests/test_alert_mail_outbox.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from portal import influx
+from portal.conftest import celery_beat, run_services_script
+from portal.inventory.services import save_plans
+from portal.inventory.tests.conftest import load_spec
+from portal.jobs.choices import JobState, StepState
+from portal.jobs.models import Job, Step
+from portal.jobs.services import create_job, enqueue, wait_until_finished
+from portal.jobs.tests.actions import LONG_STEP, ONE_STEP
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SWEEP_SECONDS = 2
+# Pages every role opens, their periodic refreshes and a chart's data.
+PAGES = (
+    "/",
+    "/health/overview/",
+    "/health/services/",
+    "/health/charts/throughput/?kind=filesystem&name=scratch",
+    "/jobs/",
+    "/ssus/",
+    "/alerts/",
+    "/analytics/load/",
+)
+
+
+@pytest.fixture(scope="module")
+def beat(tmp_path_factory, services):
+    """Beat as in the demo, sweeping jobs every SWEEP_SECONDS instead of every minute."""
+    schedule = tmp_path_factory.mktemp("beat") / "schedule"
+    with celery_beat(schedule, OSTARA_JOB_SWEEP_SECONDS=str(SWEEP_SECONDS)) as process:
+        yield process
+
+
+@pytest.fixture
+def operator(client, world):
+    """An operator logged in, and the rack's first SSU and MDS pair in the inventory."""
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")])
+    influx.ensure_database()
+    client.login(username="operator", password="pw-operator-123!")
+    return client
+
+
+def _wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found := condition():
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{what} within {seconds:.0f} s")
+
+
+def _healthz_down(client) -> list[str]:
+    return client.get("/healthz").json()["down"]
+
+
+def _finished_job(tmp_path: Path, name: str) -> Job:
+    """A job that already ran once, so the operator can run it again from its page."""
+    job = create_job(ONE_STEP.kind, f"Survey {name}", params={"record": str(tmp_path / name)})
+    enqueue(job)
+    job = wait_until_finished(job, 60)
+    assert job.state == JobState.SUCCEEDED
+    return job
+
+
+def test_a_worker_killed_mid_step_leaves_the_job_interrupted_and_resumable_from_that_step(
+    operator, celery_worker_process, celery_worker, beat, tmp_path
+):
+    record, release = tmp_path / "ran", tmp_path / "release"
+    job = create_job(
+        LONG_STEP.kind, "Provision ssu01", params={"record": str(record), "release": str(release)}
+    )
+    enqueue(job)
+    format_step = job.steps.get(name="format")
+    _wait_for(
+        lambda: Step.objects.filter(pk=format_step.pk, state=StepState.RUNNING).exists(),
+        60,
+        "the worker did not start the long step",
+    )
+
+    celery_worker_process.kill()
+    job.refresh_from_db()
+    assert job.state == JobState.RUNNING  # nobody can know yet
+
+    celery_worker_process.start()  # the same node name, as after a reboot
+    job = _wait_for(
+        lambda: Job.objects.filter(pk=job.pk, state=JobState.INTERRUPTED).first(),
+        20,
+        "the job was not marked interrupted after its worker restarted",
+    )
+    assert celery_worker in job.error and "'Format'" in job.error
+    states = dict(job.steps.values_list("name", "state"))
+    assert states == {
+        "preflight": StepState.SUCCEEDED,
+        "format": StepState.RUNNING,
+        "mount": StepState.PENDING,
+    }
+    page = operator.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Interrupted" in page and "Resume from the interrupted step" in page
+
+    release.touch()
+    response = operator.post(f"/jobs/{job.pk}/retry/")
+    assert response.status_code == 302
+    job = wait_until_finished(job, 60)
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.attempts == 2
+    # The step the worker died in ran again; the one before it did not.
+    assert record.read_text().split() == ["preflight", "format", "format", "mount"]
+
+
+def test_a_job_started_without_a_worker_waits_and_runs_once_a_worker_starts(
+    operator, client, celery_worker_process, celery_worker, beat, tmp_path
+):
+    job = _finished_job(tmp_path, "ssu01")
+    celery_worker_process.stop()
+    try:
+        assert _healthz_down(client) == ["workers"]
+        assert operator.post(f"/jobs/{job.pk}/retry/").status_code == 302
+        page = operator.get(f"/jobs/{job.pk}/").content.decode()
+        assert "Queued: waiting for a worker to start it." in page
+        time.sleep(SWEEP_SECONDS + 1)  # the sweep has nothing to send twice
+        job.refresh_from_db()
+        assert job.state == JobState.PENDING
+    finally:
+        celery_worker_process.start()
+    job = wait_until_finished(job, 60)
+    assert job.state == JobState.SUCCEEDED
+    assert (tmp_path / "ssu01").read_text().split() == ["preflight", "preflight"]
+    assert _healthz_down(client) == []
+
+
+def test_a_job_started_while_redis_is_down_is_queued_once_redis_is_back(
+    operator, client, celery_worker, beat, tmp_path
+):
+    job = _finished_job(tmp_path, "ssu02")
+    run_services_script("stop", "redis")
+    try:
+        assert "redis" in _healthz_down(client)
+        for url in PAGES + (f"/jobs/{job.pk}/",):
+            response = operator.get(url)
+            assert response.status_code == 200, (url, response.content[:300])
+        started = time.monotonic()
+        response = operator.post(f"/jobs/{job.pk}/retry/", follow=True)
+        assert time.monotonic() - started < 10
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "Not queued yet: Redis (the queue) did not take it" in page
+        job.refresh_from_db()
+        assert job.state == JobState.PENDING and job.queued is None
+    finally:
+        run_services_script("start", "redis")
+    # Beat's sweep sends it once the worker and beat are connected again.
+    job = wait_until_finished(job, 90)
+    assert job.state == JobState.SUCCEEDED
+    assert (tmp_path / "ssu02").read_text().split() == ["preflight", "preflight"]
+    assert _healthz_down(client) == []
+
+
+# The pages and chart data that show metrics of the inventory's SSU, server and target.
+METRIC_PAGES = (
+    "/",
+    "/health/overview/",
+    "/health/ssus/ssu01/",
+    "/health/servers/oss01/",
+    "/health/targets/scratch-OST0000/",
+    "/analytics/load/",
+    "/analytics/fill/",
+    "/analytics/capacity/",
+)
+METRIC_DATA = (
+    "/health/charts/throughput/?kind=filesystem&name=scratch",
+    "/health/charts/capacity/?kind=ssu&name=ssu01",
+    "/health/charts/cpu/?kind=server&name=oss01",
+    "/health/charts/fill/?kind=target&name=scratch-OST0000",
+    "/api/v1/analytics/report/",
+)
+SINCE = re.compile(r"Metrics unavailable since (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+
+
+def test_metric_pages_say_since_when_influxdb_is_down_and_show_metrics_again_after(
+    operator, client, celery_worker, beat
+):
+    for url in METRIC_DATA:
+        response = operator.get(url)
+        assert response.status_code == 200, (url, response.content[:300])
+    stopped = datetime.now().replace(microsecond=0)
+    run_services_script("stop", "influxdb")
+    try:
+        healthz = client.get("/healthz").json()
+        assert healthz["down"] == ["influxdb"]
+        assert " since " in healthz["services"]["influxdb"]["detail"]
+        seen = set()
+        for url in METRIC_PAGES:
+            response = operator.get(url)
+            assert response.status_code == 200, url
+            seen.update(SINCE.findall(response.content.decode()))
+        for url in METRIC_DATA:
+            response = operator.get(url)
+            assert response.status_code == 503, url
+            seen.update(SINCE.findall(response.content.decode()))
+        # One moment, the first failure's, on every page and in every answer.
+        assert len(seen) == 1
+        since = datetime.fromisoformat(seen.pop())
+        assert stopped <= since <= datetime.now()
+    finally:
+        run_services_script("start", "influxdb")
+    # The next read that gets an answer (here beat's evaluation or /healthz) ends the outage.
+    _wait_for(lambda: not _healthz_down(client), 30, "/healthz still names a service")
+    for url in METRIC_PAGES:
+        response = operator.get(url)
+        assert response.status_code == 200, url
+        assert "Metrics unavailable" not in response.content.decode(), url
+    for url in METRIC_DATA:
+        response = operator.get(url)
+        assert response.status_code == 200, (url, response.content[:300])
