@@ -88,9 +88,11 @@ def run_services_script(action: str, which: str) -> None:
 
 class CeleryWorkerProcess:
     """A real Celery worker process on the test Redis and database, which a test may kill and
-    start again under the same node name (a restarted worker)."""
+    start again under the same node name (a restarted worker). The session's runs its tasks in
+    its own process (``solo``); ``prefork`` runs them in child processes, as the demo does."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "pytest", pool: str = "solo") -> None:
+        self.pool = pool
         database = settings.DATABASES["default"]
         self.env = _profile_env()
         if database["ENGINE"].endswith("sqlite3"):
@@ -99,7 +101,7 @@ class CeleryWorkerProcess:
         self.env["OSTARA_VIRTUAL_RACK"] = str(WORKER_RACK)
         # A drive replacement on the virtual rack takes seconds (its `rebuild_seconds`): look often.
         self.env["OSTARA_DRIVE_POLL_SECONDS"] = "1"
-        self.hostname = f"pytest-{os.getpid()}@localhost"
+        self.hostname = f"{name}-{os.getpid()}@localhost"
         self.log_path = settings.RUN_DIR / "log" / "test-worker.log"
         self.process: subprocess.Popen | None = None
 
@@ -114,7 +116,10 @@ class CeleryWorkerProcess:
                     "workers.celery_app",
                     "worker",
                     "--pool",
-                    "solo",
+                    self.pool,
+                    # Two child processes in prefork, as in the demo (solo runs one task).
+                    "--concurrency",
+                    "2",
                     "--loglevel",
                     "INFO",
                     "--hostname",

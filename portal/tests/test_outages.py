@@ -8,7 +8,9 @@ alert mail over an SMTP outage is portal/alerts/tests/test_alert_mail_outbox.py.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 from datetime import datetime
 from pathlib import Path
@@ -16,15 +18,17 @@ from pathlib import Path
 import pytest
 
 from portal import influx
-from portal.conftest import celery_beat, run_services_script
+from portal.alerts.tests import conftest as alerts_conftest
+from portal.conftest import CeleryWorkerProcess, celery_beat, run_services_script
 from portal.inventory.services import save_plans
 from portal.inventory.tests.conftest import load_spec
 from portal.jobs.choices import JobState, StepState
-from portal.jobs.models import Job, Step
+from portal.jobs.models import Job
 from portal.jobs.services import create_job, enqueue, wait_until_finished
 from portal.jobs.tests.actions import LONG_STEP, ONE_STEP
 
 pytestmark = pytest.mark.django_db(transaction=True)
+smtp = alerts_conftest.smtp  # a real SMTP server on loopback
 
 SWEEP_SECONDS = 2
 # Pages every role opens, their periodic refreshes and a chart's data.
@@ -79,20 +83,27 @@ def _finished_job(tmp_path: Path, name: str) -> Job:
     return job
 
 
+def _long_job(record: Path, release: Path) -> Job:
+    """A job whose second step runs until ``release`` exists; returned once that step runs."""
+    job = create_job(
+        LONG_STEP.kind,
+        "Provision ssu01",
+        params={"record": str(record), "release": str(release)},
+    )
+    enqueue(job)
+    _wait_for(
+        lambda: job.steps.filter(name="format", state=StepState.RUNNING).exists(),
+        60,
+        "the worker did not start the long step",
+    )
+    return job
+
+
 def test_a_worker_killed_mid_step_leaves_the_job_interrupted_and_resumable_from_that_step(
     operator, celery_worker_process, celery_worker, beat, tmp_path
 ):
     record, release = tmp_path / "ran", tmp_path / "release"
-    job = create_job(
-        LONG_STEP.kind, "Provision ssu01", params={"record": str(record), "release": str(release)}
-    )
-    enqueue(job)
-    format_step = job.steps.get(name="format")
-    _wait_for(
-        lambda: Step.objects.filter(pk=format_step.pk, state=StepState.RUNNING).exists(),
-        60,
-        "the worker did not start the long step",
-    )
+    job = _long_job(record, release)
 
     celery_worker_process.kill()
     job.refresh_from_db()
@@ -122,6 +133,37 @@ def test_a_worker_killed_mid_step_leaves_the_job_interrupted_and_resumable_from_
     assert job.attempts == 2
     # The step the worker died in ran again; the one before it did not.
     assert record.read_text().split() == ["preflight", "format", "format", "mount"]
+
+
+def test_a_worker_process_killed_under_a_live_node_is_found_by_beats_sweep(
+    operator, celery_worker_process, beat, tmp_path
+):
+    """As the demo runs it: a prefork node whose child process running the job is killed
+    (out of memory, say) lives on and answers pings; beat's sweep finds the job's process gone."""
+    celery_worker_process.stop()
+    node = CeleryWorkerProcess("pytest-prefork", pool="prefork")
+    node.start()
+    try:
+        record, release = tmp_path / "ran", tmp_path / "release"
+        job = _long_job(record, release)
+        job.refresh_from_db()
+        assert job.worker == node.hostname and job.worker_pid != node.process.pid
+        os.kill(job.worker_pid, signal.SIGKILL)
+        job = _wait_for(
+            lambda: Job.objects.filter(pk=job.pk, state=JobState.INTERRUPTED).first(),
+            6 * SWEEP_SECONDS + 10,
+            "beat's sweep did not mark the job interrupted",
+        )
+        assert f"pid {job.worker_pid}" in job.error and "'Format'" in job.error
+        assert node.running
+        release.touch()
+        assert operator.post(f"/jobs/{job.pk}/retry/").status_code == 302
+        job = wait_until_finished(job, 60)
+        assert job.state == JobState.SUCCEEDED, job.error
+        assert record.read_text().split() == ["preflight", "format", "format", "mount"]
+    finally:
+        node.stop()
+        celery_worker_process.start()
 
 
 def test_a_job_started_without_a_worker_waits_and_runs_once_a_worker_starts(
@@ -229,3 +271,26 @@ def test_metric_pages_say_since_when_influxdb_is_down_and_show_metrics_again_aft
     for url in METRIC_DATA:
         response = operator.get(url)
         assert response.status_code == 200, (url, response.content[:300])
+
+
+def test_a_mail_relay_outage_is_named_on_healthz_without_failing_the_appliance(
+    client, celery_worker, smtp
+):
+    """Alert mail waits in the outbox meanwhile and goes out once
+    (portal/alerts/tests/test_alert_mail_outbox.py); the appliance carries on."""
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok" and body["services"]["mail"]["ok"]
+    smtp.stop()
+    try:
+        response = client.get("/healthz")
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "degraded"
+        assert body["down"] == [] and body["degraded"] == ["mail"]
+        assert body["services"]["mail"]["detail"].startswith(f"no answer at 127.0.0.1:{smtp.port}")
+        panel = client.get("/health/services/")
+        assert panel.status_code == 302  # the panel is for people who logged in
+    finally:
+        smtp.start()
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok" and body["degraded"] == []
