@@ -40,12 +40,16 @@ HISTORY_LENGTH = 50
 @never_cache
 @login_not_required
 def healthz(request):
-    """For load balancers and monitoring: 200 when every service answers, 503 naming the rest."""
+    """For load balancers and monitoring: 200 when every required service answers, 503 naming
+    the rest; a mail relay that does not answer is named under ``degraded`` with a 200 (the
+    appliance works on and its alert mail waits; a load balancer must not hide the portal)."""
     states = check_all()
-    down = [state.name for state in states if not state.ok]
+    down = [state.name for state in states if not state.ok and state.required]
+    degraded = [state.name for state in states if not state.ok and not state.required]
     body = {
-        "status": "ok" if not down else "unavailable",
+        "status": "unavailable" if down else "degraded" if degraded else "ok",
         "down": down,
+        "degraded": degraded,
         "services": {state.name: state.as_dict() for state in states},
     }
     return JsonResponse(body, status=200 if not down else 503)
