@@ -10,17 +10,18 @@ from celery.signals import worker_ready
 from portal.jobs.worker import run_job
 
 
-@shared_task(name="jobs.run_job", acks_late=True, bind=True)
-def run_job_task(self, job_id: int) -> str | None:
-    job = run_job(job_id, worker=self.request.hostname or "", worker_pid=os.getpid())
-    return job.state if job else None
+# No result kept: the job's row is its result, and sending would otherwise also subscribe to
+# the result in Redis, which fails past the send's own retries while Redis is down.
+@shared_task(name="jobs.run_job", acks_late=True, bind=True, ignore_result=True)
+def run_job_task(self, job_id: int) -> None:
+    run_job(job_id, worker=self.request.hostname or "", worker_pid=os.getpid())
 
 
-@shared_task(name="jobs.sweep")
-def sweep_jobs_task() -> dict[str, list[int]]:
+@shared_task(name="jobs.sweep", ignore_result=True)
+def sweep_jobs_task() -> None:
     from portal.jobs.services import sweep_jobs
 
-    return sweep_jobs()
+    sweep_jobs()
 
 
 @worker_ready.connect
