@@ -216,8 +216,9 @@ def test_a_job_started_without_a_worker_waits_and_runs_once_a_worker_starts(
 
 
 def test_a_job_started_while_redis_is_down_is_queued_once_redis_is_back(
-    operator, celery_worker, beat, tmp_path
+    operator, celery_worker, beat, tmp_path, settings
 ):
+    settings.HEALTH_CHART_CACHE_SECONDS = 5  # chart data goes through the shared cache
     job = _finished_job(tmp_path, "ssu02")
     run_services_script("stop", "redis")
     try:
