@@ -78,11 +78,12 @@ class Job(models.Model):
         except UnknownJobKind:
             return self.kind
 
-    def transition_to(self, new_state: str, **fields) -> None:
+    def transition_to(self, new_state: str, *, unchanged: tuple[str, ...] = (), **fields) -> None:
         """Move to ``new_state`` only if nobody else moved the job first.
 
         The update is conditional on the state this object last saw, so two workers (or a
-        duplicate Celery delivery) cannot both start, finish or retry the same job.
+        duplicate Celery delivery) cannot both start, finish or retry the same job; and on the
+        ``unchanged`` fields too (a sweep interrupts the run it looked at, not a later one).
         """
         old_state = self.state
         if new_state not in JOB_TRANSITIONS.get(old_state, set()):
@@ -93,7 +94,10 @@ class Job(models.Model):
             fields["finished"] = None
         elif new_state in FINISHED_STATES:
             fields.setdefault("finished", now)
-        updated = Job.objects.filter(pk=self.pk, state=old_state).update(state=new_state, **fields)
+        seen = {name: getattr(self, name) for name in unchanged}
+        updated = Job.objects.filter(pk=self.pk, state=old_state, **seen).update(
+            state=new_state, **fields
+        )
         if updated != 1:
             current = Job.objects.filter(pk=self.pk).values_list("state", flat=True).first()
             raise TransitionError(

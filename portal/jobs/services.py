@@ -7,6 +7,7 @@ carries only the job's id.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterable
 from datetime import datetime
@@ -82,30 +83,31 @@ def send(job_id: int) -> bool:
     return True
 
 
-def sweep_jobs(restarted_worker: str | None = None) -> dict[str, list[int]]:
+def sweep_jobs() -> dict[str, list[int]]:
     """Mend what a stopped worker or Redis left: returns the ids it interrupted and sent.
 
     A running job whose process is gone (killed, or the machine restarted) is marked
     interrupted, its step left as it stopped, so a retry resumes from that step (a step that
-    is not idempotent waits for ``checked``). A worker that starts passes its own node name:
-    running jobs claimed under that name belonged to its dead predecessor. Workers run on the
-    appliance itself, so a process is looked up in this machine's /proc. Then every pending
-    job that Redis did not take is sent again.
+    is not idempotent waits for ``checked``). Workers run on the appliance itself, so the
+    process is looked up in this machine's /proc; a process that started after the job was
+    claimed has only been given the same pid (after a reboot, say). Then every pending job
+    that Redis did not take is sent again.
     """
     interrupted = []
     for job in Job.objects.filter(state=JobState.RUNNING).order_by("pk"):
-        if job.worker != restarted_worker and _celery_process_alive(job.worker_pid):
+        if _runs_in_a_live_worker(job):
             continue
         step = job.steps.filter(state=StepState.RUNNING).first()
         where = f"during step {step.title!r}" if step else "between steps"
         try:
             job.transition_to(
                 JobState.INTERRUPTED,
+                unchanged=("worker_pid", "started"),
                 error=f"worker {job.worker or '?'} (pid {job.worker_pid}) stopped {where}; "
                 "a retry resumes from there",
             )
         except TransitionError:
-            continue  # it finished meanwhile
+            continue  # it finished, or was run again, meanwhile
         interrupted.append(job.pk)
     unsent = Job.objects.filter(state=JobState.PENDING, queued__isnull=True).order_by("pk")
     sent = [pk for pk in unsent.values_list("pk", flat=True) if send(pk)]
@@ -116,14 +118,25 @@ def sweep_jobs(restarted_worker: str | None = None) -> dict[str, list[int]]:
     return {"interrupted": interrupted, "sent": sent}
 
 
-def _celery_process_alive(pid: int | None) -> bool:
-    if not pid:
+def _runs_in_a_live_worker(job: Job) -> bool:
+    """The Celery process that claimed the job still runs (and is the same process)."""
+    if not job.worker_pid or job.started is None:
         return False
+    process = Path(f"/proc/{job.worker_pid}")
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()  # empty for a zombie
-    except OSError:
+        command = (process / "cmdline").read_bytes()  # empty for a zombie
+        # Field 22 of stat is the start in clock ticks after boot; the name (field 2) may
+        # hold spaces, so count from its closing parenthesis.
+        ticks = int((process / "stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+    except (OSError, ValueError, IndexError, StopIteration):
         return False
-    return b"celery" in command
+    started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    return b"celery" in command and started <= job.started.timestamp() + 1
 
 
 def wait_until_finished(job: Job, seconds: float) -> Job:

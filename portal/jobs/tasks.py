@@ -26,7 +26,7 @@ def sweep_jobs_task() -> None:
 
 @worker_ready.connect
 def sweep_when_a_worker_starts(sender, **kwargs) -> None:
-    """A worker that starts takes over from its dead namesake: its running jobs are orphans."""
+    """A worker that starts (after a crash or a reboot) finds the jobs its predecessor left."""
     from portal.jobs.services import sweep_jobs
 
-    sweep_jobs(restarted_worker=sender.hostname)
+    sweep_jobs()

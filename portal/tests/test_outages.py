@@ -13,11 +13,12 @@ import os
 import re
 import signal
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 import requests
+from django.utils import timezone
 
 from portal import influx
 from portal.alerts.tests import conftest as alerts_conftest
@@ -26,7 +27,7 @@ from portal.inventory.services import save_plans
 from portal.inventory.tests.conftest import load_spec
 from portal.jobs.choices import JobState, StepState
 from portal.jobs.models import Job
-from portal.jobs.services import create_job, enqueue, wait_until_finished
+from portal.jobs.services import create_job, enqueue, sweep_jobs, wait_until_finished
 from portal.jobs.tests.actions import LONG_STEP, ONE_STEP
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -192,6 +193,28 @@ def test_a_worker_process_killed_under_a_live_node_is_found_by_beats_sweep(
     finally:
         node.stop()
         celery_worker_process.start()
+
+
+def test_a_pid_given_again_to_a_later_worker_does_not_keep_a_dead_job_running(
+    celery_worker_process, celery_worker, tmp_path
+):
+    """After a reboot the new worker may get the pid the old one had: the sweep tells them
+    apart by when the process started."""
+    pid = celery_worker_process.process.pid
+    before_the_worker = create_job(ONE_STEP.kind, "Survey ssu01", params={"record": "-"})
+    before_the_worker.transition_to(
+        JobState.RUNNING,
+        worker=celery_worker,
+        worker_pid=pid,
+        started=timezone.now() - timedelta(hours=1),
+    )
+    under_the_worker = create_job(ONE_STEP.kind, "Survey ssu02", params={"record": "-"})
+    under_the_worker.transition_to(JobState.RUNNING, worker=celery_worker, worker_pid=pid)
+    sweep_jobs()
+    before_the_worker.refresh_from_db()
+    under_the_worker.refresh_from_db()
+    assert before_the_worker.state == JobState.INTERRUPTED
+    assert under_the_worker.state == JobState.RUNNING
 
 
 def test_a_job_started_without_a_worker_waits_and_runs_once_a_worker_starts(
