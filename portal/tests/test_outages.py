@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from django.conf import settings
 from django.utils import timezone
 
 from portal import influx
@@ -263,6 +264,30 @@ def test_a_job_started_while_redis_is_down_is_queued_once_redis_is_back(
     assert job.state == JobState.SUCCEEDED
     assert (tmp_path / "ssu02").read_text().split() == ["preflight", "preflight"]
     assert _healthz_down(operator) == []
+
+
+def test_a_hung_redis_costs_a_page_seconds_and_loses_no_job(
+    operator, celery_worker, beat, tmp_path
+):
+    """Redis stopped with SIGSTOP: connections are accepted and never answered."""
+    job = _finished_job(tmp_path, "ssu03")
+    redis_pid = int((settings.RUN_DIR / "pid" / "redis.pid").read_text())
+    os.kill(redis_pid, signal.SIGSTOP)
+    try:
+        for url in ("/", "/jobs/", "/healthz"):
+            started = time.monotonic()
+            assert operator.get(url).status_code in (200, 503), url
+            assert time.monotonic() - started < 10, url
+        started = time.monotonic()
+        assert operator.post(f"/jobs/{job.pk}/retry/").status_code == 302
+        assert time.monotonic() - started < 10
+        job.refresh_from_db()
+        assert job.state == JobState.PENDING and job.queued is None
+    finally:
+        os.kill(redis_pid, signal.SIGCONT)
+    job = wait_until_finished(job, 90)
+    assert job.state == JobState.SUCCEEDED
+    assert (tmp_path / "ssu03").read_text().split() == ["preflight", "preflight"]
 
 
 # The pages and chart data that show metrics of the inventory's SSU, server and target.
