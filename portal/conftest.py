@@ -3,6 +3,7 @@ Celery worker, and a headless Chromium. Services are the ones deploy/test.sh sta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -85,60 +86,129 @@ def run_services_script(action: str, which: str) -> None:
     )
 
 
+class CeleryWorkerProcess:
+    """A real Celery worker process on the test Redis and database, which a test may kill and
+    start again under the same node name (a restarted worker). The session's runs its tasks in
+    its own process (``solo``); ``prefork`` runs them in child processes, as the demo does."""
+
+    def __init__(self, name: str = "pytest", pool: str = "solo") -> None:
+        self.pool = pool
+        database = settings.DATABASES["default"]
+        self.env = _profile_env()
+        if database["ENGINE"].endswith("sqlite3"):
+            self.env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
+        # Jobs the worker runs act on this virtual rack (the `worker_rack` fixture fills it).
+        self.env["OSTARA_VIRTUAL_RACK"] = str(WORKER_RACK)
+        # A drive replacement on the virtual rack takes seconds (its `rebuild_seconds`): look often.
+        self.env["OSTARA_DRIVE_POLL_SECONDS"] = "1"
+        self.hostname = f"{name}-{os.getpid()}@localhost"
+        self.log_path = settings.RUN_DIR / "log" / "test-worker.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "workers.celery_app",
+                    "worker",
+                    "--pool",
+                    self.pool,
+                    # Two child processes in prefork, as in the demo (solo runs one task).
+                    "--concurrency",
+                    "2",
+                    "--loglevel",
+                    "INFO",
+                    "--hostname",
+                    self.hostname,
+                    # The job kinds the job tests register (portal.jobs.registry), in the worker.
+                    "--include",
+                    "portal.jobs.tests.actions",
+                ],
+                cwd=REPO,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        from workers.celery_app import app
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(
+                    f"the Celery worker exited with {self.process.returncode}; see {self.log_path}"
+                )
+            if app.control.ping(destination=[self.hostname], timeout=0.5):
+                return
+        self.stop()
+        pytest.fail("the Celery worker did not answer within 60 s")
+
+    def kill(self) -> None:
+        """SIGKILL: no warm shutdown, nothing acknowledged, no row tidied."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=20)
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        self.process = None
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
 @pytest.fixture(scope="session")
-def celery_worker(services, django_db_setup, django_db_blocker):
-    """A real Celery worker process on the test Redis, using the test database."""
-    database = settings.DATABASES["default"]
-    env = _profile_env()
-    if database["ENGINE"].endswith("sqlite3"):
-        env["DATABASE_URL"] = f"sqlite:///{database['NAME']}"
-    # Jobs the worker runs act on this virtual rack (the `worker_rack` fixture fills it).
-    env["OSTARA_VIRTUAL_RACK"] = str(WORKER_RACK)
-    # A drive replacement on the virtual rack takes seconds (its `rebuild_seconds`): look often.
-    env["OSTARA_DRIVE_POLL_SECONDS"] = "1"
-    log = open(settings.RUN_DIR / "log" / "test-worker.log", "ab")  # noqa: SIM115
-    hostname = f"pytest-{os.getpid()}@localhost"
+def celery_worker_process(services, django_db_setup, django_db_blocker):
+    """The session's worker process, for tests that stop, kill and start it; they leave it
+    running for the next test."""
+    worker = CeleryWorkerProcess()
+    worker.start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def celery_worker(celery_worker_process):
+    """The node name of a running real Celery worker on the test Redis, using the test database."""
+    if not celery_worker_process.running:
+        celery_worker_process.start()
+    return celery_worker_process.hostname
+
+
+@contextlib.contextmanager
+def celery_beat(schedule: Path, **env: str):
+    """Celery beat with the portal's schedule, its periods changed by ``env`` (settings'
+    environment variables, e.g. ``OSTARA_JOB_SWEEP_SECONDS="2"``)."""
+    log = open(settings.RUN_DIR / "log" / "test-beat.log", "ab")  # noqa: SIM115
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers.celery_app",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "INFO",
-            "--hostname",
-            hostname,
-            # The job kinds the job tests register (portal.jobs.registry), in the worker too.
-            "--include",
-            "portal.jobs.tests.actions",
-        ],
+        [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat"]
+        + ["--schedule", str(schedule), "--loglevel", "INFO"],
         cwd=REPO,
-        env=env,
+        env={**_profile_env(), **env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    from workers.celery_app import app
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the Celery worker exited with {process.returncode}; see {log.name}")
-        if app.control.ping(destination=[hostname], timeout=0.5):
-            break
-    else:
-        process.terminate()
-        pytest.fail("the Celery worker did not answer within 60 s")
-    yield hostname
-    process.terminate()
     try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
 
 
 def stop_virtual_sensors(rack: Path) -> None:

@@ -4,22 +4,86 @@ InfluxDB 1.x speaks HTTP: ``/ping``, ``/write`` with line protocol and ``/query`
 The ``influxdb`` 5.3 client handles the query side; writes of pre-encoded line protocol go
 through it too, so there is one connection setting and one error type for callers. The
 InfluxQL texts themselves are in ``portal.metric_queries``.
+
+Every call notes whether InfluxDB answered in a small file of the run directory, shared by the
+portal's and the workers' processes (neither Redis nor the database need be up for it), so a
+page can say "metrics unavailable since …" without asking InfluxDB itself.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import socket
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import requests
 from django.conf import settings
+from django.utils import timezone
 from influxdb import InfluxDBClient
 from influxdb.exceptions import InfluxDBClientError, InfluxDBServerError
 
 InfluxError = (InfluxDBClientError, InfluxDBServerError, requests.RequestException)
+# Errors that mean InfluxDB is not there or not well (a refused query is an answer).
+_UNREACHABLE = (InfluxDBServerError, requests.RequestException)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _outage_file() -> Path:
+    return settings.RUN_DIR / "influxdb-unreachable-since"
+
+
+def unavailable_since() -> datetime | None:
+    """When InfluxDB last stopped answering the portal or a worker; None while it answers."""
+    try:
+        return datetime.fromisoformat(_outage_file().read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def unavailable_message(error: Exception | None = None) -> str:
+    """The sentence pages, chart data and the API show when metrics cannot be read: since when
+    InfluxDB does not answer, or what it said when it refused a query (``error``)."""
+    since = unavailable_since()
+    if since is None:
+        return f"Metrics could not be read: InfluxDB said {error}." if error else ""
+    when = timezone.localtime(since).strftime("%Y-%m-%d %H:%M:%S %Z")
+    return f"Metrics unavailable since {when}: InfluxDB does not answer."
+
+
+def _noting_outages(call: Callable[P, T]) -> Callable[P, T]:
+    @functools.wraps(call)
+    def noted(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            answer = call(*args, **kwargs)
+        except _UNREACHABLE:
+            try:  # the first process to see the outage writes its time; the others keep it
+                with _outage_file().open("x") as record:
+                    record.write(timezone.now().isoformat())
+            except OSError:
+                pass
+            raise
+        except InfluxDBClientError:
+            _answered()
+            raise
+        _answered()
+        return answer
+
+    return noted
+
+
+def _answered() -> None:
+    try:
+        os.unlink(_outage_file())
+    except OSError:  # mostly: not there, InfluxDB was answering already
+        pass
 
 
 @lru_cache(maxsize=4)
@@ -48,25 +112,30 @@ def client() -> InfluxDBClient:
     )
 
 
+@_noting_outages
 def ping() -> str:
     """Return the server's version; raise one of ``InfluxError`` when it does not answer."""
     return client().ping()
 
 
+@_noting_outages
 def ensure_database() -> None:
     client().create_database(settings.INFLUXDB_DATABASE)  # a no-op when it exists
 
 
+@_noting_outages
 def write_lines(lines: list[str], precision: str = "s") -> None:
     client().write_points(lines, protocol="line", time_precision=precision)
 
 
+@_noting_outages
 def query(influxql: str, bind_params: dict | None = None) -> list[dict]:
     """Run one InfluxQL statement; return its points as dicts (with ``time`` and tags)."""
     result = client().query(influxql, bind_params=bind_params, epoch="s")
     return list(result.get_points())
 
 
+@_noting_outages
 def query_tagged(statements: list[str], epoch: str = "ms") -> list[list[dict]]:
     """Run several InfluxQL statements in one request.
 
@@ -105,6 +174,7 @@ def query_tagged_at_once(batches: list[list[str]], epoch: str = "ms") -> list[li
     return [future.result() for future in futures]
 
 
+@_noting_outages
 def retention_policies() -> list[str]:
     return [policy["name"] for policy in client().get_list_retention_policies()]
 

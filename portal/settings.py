@@ -230,9 +230,22 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # hardware; steps report progress themselves, so the limits only stop a hung job.
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("OSTARA_TASK_SOFT_TIME_LIMIT", 6 * 3600)
 CELERY_TASK_TIME_LIMIT = env_int("OSTARA_TASK_TIME_LIMIT", 6 * 3600 + 300)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
+# A Redis that hangs (stopped, its disk stalled) costs a page that starts a job seconds, not
+# minutes: without a socket timeout sending waits for ever.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 600,
+    "socket_timeout": 5,
+    "socket_connect_timeout": 2,
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
+# Running jobs whose worker died are marked interrupted, and jobs Redis did not take are sent
+# again, this often (seconds; a worker that starts does it too).
+CELERY_BEAT_SCHEDULE["jobs.sweep"] = {
+    "task": "jobs.sweep",
+    "schedule": float(env_int("OSTARA_JOB_SWEEP_SECONDS", 60)),
+    "options": {"expires": 30.0},
+}
 
 # --- Health -------------------------------------------------------------------------------
 # How often the health engine colours the rack (seconds); sensors report every 10 s.

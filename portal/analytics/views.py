@@ -46,8 +46,9 @@ def view(request, name: str):
     try:
         report = services.report(window, filesystem)
     except influx.InfluxError as error:
-        context["error"] = f"The metrics could not be read: {error}"
-        return render(request, "analytics/view.html", context, status=503)
+        # The page answers, saying since when; its links and the window stay usable.
+        context["error"] = influx.unavailable_message(error)
+        return render(request, "analytics/view.html", context)
     context["report"] = report
     context.update(PAGES[name](report))
     return render(request, f"analytics/{name}.html", context)

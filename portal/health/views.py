@@ -40,12 +40,16 @@ HISTORY_LENGTH = 50
 @never_cache
 @login_not_required
 def healthz(request):
-    """For load balancers and monitoring: 200 when every service answers, 503 naming the rest."""
+    """For load balancers and monitoring: 200 when every required service answers, 503 naming
+    the rest; a mail relay that does not answer is named under ``degraded`` with a 200 (the
+    appliance works on and its alert mail waits; a load balancer must not hide the portal)."""
     states = check_all()
-    down = [state.name for state in states if not state.ok]
+    down = [state.name for state in states if not state.ok and state.required]
+    degraded = [state.name for state in states if not state.ok and not state.required]
     body = {
-        "status": "ok" if not down else "unavailable",
+        "status": "unavailable" if down else "degraded" if degraded else "ok",
         "down": down,
+        "degraded": degraded,
         "services": {state.name: state.as_dict() for state in states},
     }
     return JsonResponse(body, status=200 if not down else 503)
@@ -103,10 +107,16 @@ def _tiles_of(version: str | None, tree: dict) -> tuple[list[dict], dict[str, in
 
 
 def overview_etag(request, *args, **kwargs) -> str | None:
-    """The cached colours' tag, the filesystem and the user: a browser that has this refresh
-    already gets 304 Not Modified."""
+    """The cached colours' tag, the filesystem, the user and InfluxDB's outage: a browser that
+    has this refresh already gets 304 Not Modified."""
     tag = cache_tag(*cached_version())
-    return f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}" if tag else None
+    if not tag:
+        return None
+    # The banner of an InfluxDB outage changes the panel while the colours stay as they were.
+    since = influx.unavailable_since()
+    return (
+        f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}-{since.timestamp() if since else ''}"
+    )
 
 
 def _walk(node: dict):
@@ -391,9 +401,8 @@ def chart_data(request, chart: str):
             lambda: {**_chart(chart, kind, name, scope, seconds), "range": seconds},
         )
     except influx.InfluxError as error:
-        return JsonResponse(
-            {"error": f"InfluxDB did not answer: {type(error).__name__}"}, status=503
-        )
+        # 503, not an empty chart: a script must not take the outage for a quiet rack.
+        return JsonResponse({"error": influx.unavailable_message(error)}, status=503)
     return JsonResponse(data)
 
 

@@ -10,6 +10,8 @@ class JobState(models.TextChoices):
     FAILED = "failed", "Failed"
     ERRORED = "errored", "Errored"
     CANCELLED = "cancelled", "Cancelled"
+    # Its worker stopped (killed, machine restarted) during a step; a retry resumes there.
+    INTERRUPTED = "interrupted", "Interrupted"
 
 
 class StepState(models.TextChoices):
@@ -29,9 +31,11 @@ JOB_TRANSITIONS: dict[str, set[str]] = {
         JobState.FAILED,
         JobState.ERRORED,
         JobState.CANCELLED,
+        JobState.INTERRUPTED,
     },
     JobState.FAILED: {JobState.PENDING},  # retry
     JobState.ERRORED: {JobState.PENDING},  # retry once the cause is mended
     JobState.CANCELLED: {JobState.PENDING},  # retry after a cancel
+    JobState.INTERRUPTED: {JobState.PENDING},  # retry from the step its worker stopped in
     JobState.SUCCEEDED: {JobState.PENDING},  # re-run: idempotent steps change nothing
 }

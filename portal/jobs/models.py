@@ -12,7 +12,13 @@ from portal.jobs.registry import UnknownJobKind, job_kind
 
 # A step's captured output is kept to this many characters (the head and the tail survive).
 OUTPUT_LIMIT = 400_000
-FINISHED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
+FINISHED_STATES = (
+    JobState.SUCCEEDED,
+    JobState.FAILED,
+    JobState.ERRORED,
+    JobState.CANCELLED,
+    JobState.INTERRUPTED,
+)
 
 
 class TransitionError(RuntimeError):
@@ -23,7 +29,7 @@ class Job(models.Model):
     # A kind registered in portal.jobs.registry by the app that defines the action.
     kind = models.CharField(max_length=32)
     title = models.CharField(max_length=200)
-    state = models.CharField(max_length=10, choices=JobState.choices, default=JobState.PENDING)
+    state = models.CharField(max_length=12, choices=JobState.choices, default=JobState.PENDING)
     params = models.JSONField(default=dict, blank=True)
     pairs = models.ManyToManyField("inventory.ServerPair", related_name="jobs", blank=True)
     created_by = models.ForeignKey(
@@ -41,6 +47,17 @@ class Job(models.Model):
     error = models.TextField(blank=True, help_text="why the last run failed or errored")
     outcome = models.TextField(
         blank=True, help_text="what the last run found, in words (a survey's verdict)"
+    )
+    queued = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when it was last handed to the queue; empty while Redis did not take it",
+    )
+    worker = models.CharField(
+        max_length=200, blank=True, help_text="the Celery node that claimed its last run"
+    )
+    worker_pid = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the process of that node that runs it"
     )
     logs_pruned = models.DateTimeField(
         null=True,
@@ -61,11 +78,12 @@ class Job(models.Model):
         except UnknownJobKind:
             return self.kind
 
-    def transition_to(self, new_state: str, **fields) -> None:
+    def transition_to(self, new_state: str, *, unchanged: tuple[str, ...] = (), **fields) -> None:
         """Move to ``new_state`` only if nobody else moved the job first.
 
         The update is conditional on the state this object last saw, so two workers (or a
-        duplicate Celery delivery) cannot both start, finish or retry the same job.
+        duplicate Celery delivery) cannot both start, finish or retry the same job; and on the
+        ``unchanged`` fields too (a sweep interrupts the run it looked at, not a later one).
         """
         old_state = self.state
         if new_state not in JOB_TRANSITIONS.get(old_state, set()):
@@ -76,7 +94,10 @@ class Job(models.Model):
             fields["finished"] = None
         elif new_state in FINISHED_STATES:
             fields.setdefault("finished", now)
-        updated = Job.objects.filter(pk=self.pk, state=old_state).update(state=new_state, **fields)
+        seen = {name: getattr(self, name) for name in unchanged}
+        updated = Job.objects.filter(pk=self.pk, state=old_state, **seen).update(
+            state=new_state, **fields
+        )
         if updated != 1:
             current = Job.objects.filter(pk=self.pk).values_list("state", flat=True).first()
             raise TransitionError(

@@ -6,18 +6,25 @@ carries only the job's id.
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
+import redis
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from portal.jobs.choices import JobState, StepState
 from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError
 from portal.jobs.registry import job_kind
 from portal.jobs.tasks import run_job_task
+
+logger = logging.getLogger(__name__)
 
 # States a step may be left in by a run that stopped part-way through it.
 _INTERRUPTED = (StepState.FAILED, StepState.ERRORED, StepState.RUNNING)
@@ -55,7 +62,82 @@ def create_job(
 
 def enqueue(job: Job) -> None:
     """Hand the job to a worker once the transaction that created it has committed."""
-    transaction.on_commit(lambda: run_job_task.delay(job.pk))
+    transaction.on_commit(lambda: send(job.pk))
+
+
+def send(job_id: int) -> bool:
+    """Put a pending job's id on the queue and note when; False when Redis did not take it.
+
+    The job then stays pending with ``queued`` empty, its page says so, and ``sweep_jobs``
+    sends it once Redis answers again (a worker that starts, and beat, run the sweep).
+    """
+    try:
+        # One attempt; the sweep is the retry. Measured: a page that starts a job answers in
+        # 0.02 s while Redis refuses connections (6 s with retry=False, whose connection is
+        # retried), and in 5 s, the broker's socket timeout (settings), while Redis hangs,
+        # where each of Celery's default retries would wait that long again.
+        run_job_task.apply_async((job_id,), retry_policy={"max_retries": 0})
+    except (OperationalError, redis.RedisError, OSError) as error:
+        logger.warning("job %s not queued, Redis did not take it: %s", job_id, error)
+        return False
+    Job.objects.filter(pk=job_id, state=JobState.PENDING).update(queued=timezone.now())
+    return True
+
+
+def sweep_jobs() -> dict[str, list[int]]:
+    """Mend what a stopped worker or Redis left: returns the ids it interrupted and sent.
+
+    A running job whose process is gone (killed, or the machine restarted) is marked
+    interrupted, its step left as it stopped, so a retry resumes from that step (a step that
+    is not idempotent waits for ``checked``). Workers run on the appliance itself, so the
+    process is looked up in this machine's /proc; a process that started after the job was
+    claimed has only been given the same pid (after a reboot, say). Then every pending job
+    that Redis did not take is sent again.
+    """
+    interrupted = []
+    for job in Job.objects.filter(state=JobState.RUNNING).order_by("pk"):
+        if _runs_in_a_live_worker(job):
+            continue
+        step = job.steps.filter(state=StepState.RUNNING).first()
+        where = f"during step {step.title!r}" if step else "between steps"
+        try:
+            job.transition_to(
+                JobState.INTERRUPTED,
+                unchanged=("worker_pid", "started"),
+                error=f"worker {job.worker or '?'} (pid {job.worker_pid}) stopped {where}; "
+                "a retry resumes from there",
+            )
+        except TransitionError:
+            continue  # it finished, or was run again, meanwhile
+        interrupted.append(job.pk)
+    unsent = Job.objects.filter(state=JobState.PENDING, queued__isnull=True).order_by("pk")
+    sent = [pk for pk in unsent.values_list("pk", flat=True) if send(pk)]
+    if interrupted or sent:
+        logger.warning(
+            "jobs interrupted by a stopped worker: %s; sent again: %s", interrupted, sent
+        )
+    return {"interrupted": interrupted, "sent": sent}
+
+
+def _runs_in_a_live_worker(job: Job) -> bool:
+    """The Celery process that claimed the job still runs (and is the same process)."""
+    if not job.worker_pid or job.started is None:
+        return False
+    process = Path(f"/proc/{job.worker_pid}")
+    try:
+        command = (process / "cmdline").read_bytes()  # empty for a zombie
+        # Field 22 of stat is the start in clock ticks after boot; the name (field 2) may
+        # hold spaces, so count from its closing parenthesis.
+        ticks = int((process / "stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    return b"celery" in command and started <= job.started.timestamp() + 1
 
 
 def wait_until_finished(job: Job, seconds: float) -> Job:
@@ -105,7 +187,7 @@ def retry(job: Job, *, checked: bool = False) -> Job:
             "and confirm before running it again"
         )
     with transaction.atomic():
-        job.transition_to(JobState.PENDING, cancel_requested=False, finished=None)
+        job.transition_to(JobState.PENDING, cancel_requested=False, finished=None, queued=None)
         if not job.steps.exclude(state=StepState.SUCCEEDED).exists():
             job.steps.filter(idempotent=True).update(state=StepState.PENDING)
         else:

@@ -98,18 +98,27 @@ class StepRun:
         return self._shared.get()
 
 
-def run_job(job_id: int) -> Job | None:
+def run_job(job_id: int, worker: str = "", worker_pid: int | None = None) -> Job | None:
     """Run a pending job's steps in order, from the first that has not succeeded.
 
-    Returns None when the job was not pending (another worker has it, or it was cancelled):
-    duplicate deliveries end here.
+    ``worker`` and ``worker_pid`` name the Celery node and the process that claim the job, so
+    a sweep can tell when that process is gone (``services.sweep_jobs``). Returns None when
+    the job was not pending (another worker has it, or it was cancelled): duplicate deliveries
+    end here.
     """
     job = Job.objects.get(pk=job_id)
     if job.state != JobState.PENDING:
         logger.info("job %s is %s, not pending; nothing to do", job_id, job.state)
         return None
     try:
-        job.transition_to(JobState.RUNNING, attempts=job.attempts + 1, error="", outcome="")
+        job.transition_to(
+            JobState.RUNNING,
+            attempts=job.attempts + 1,
+            error="",
+            outcome="",
+            worker=worker,
+            worker_pid=worker_pid,
+        )
     except TransitionError as error:
         logger.info("%s", error)
         return None

@@ -125,3 +125,12 @@ def test_a_viewer_reads_the_relay_but_changes_nothing(client, world, relay):
     response = client.post(reverse("alerts:mail-relay"), relay_form(relay))
     assert response.status_code == 403
     assert MailRelaySettings.load().saved is None
+
+
+def test_healthz_asks_the_saved_relay(client, world, relay):
+    client.force_login(world["admin"])
+    assert client.get("/healthz").json()["services"]["mail"]["ok"] is False  # the environment's
+    client.post(reverse("alerts:mail-relay"), relay_form(relay))
+    mail = client.get("/healthz").json()["services"]["mail"]
+    assert mail["ok"] is True
+    assert f"127.0.0.1:{relay.port}" in mail["detail"]

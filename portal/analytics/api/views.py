@@ -27,6 +27,6 @@ class AnalyticsViewSet(viewsets.ViewSet):
             return Response(services.report(window, filesystem))
         except influx.InfluxError as error:
             return Response(
-                {"detail": f"the metrics could not be read: {error}"},
+                {"detail": influx.unavailable_message(error)},
                 status=status.HTTP_503_SERVICE_UNAVAILABLE,
             )

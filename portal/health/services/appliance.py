@@ -1,11 +1,15 @@
-"""The state of the appliance's own services: database, Redis, InfluxDB, Celery workers.
+"""The state of the appliance's own services: database, Redis, InfluxDB, Celery workers, and the
+mail relay it sends alerts through.
 
 Each check answers within a few seconds even when its service hangs, and says in words what is
-wrong, so ``/healthz`` and the dashboard can name the service that is down.
+wrong, so ``/healthz`` and the dashboard can name the service that is down. The mail relay is
+not ``required``: without it the appliance still watches and acts, and alert mail waits in the
+outbox until the relay answers again (``/healthz`` names it without failing).
 """
 
 from __future__ import annotations
 
+import socket
 from dataclasses import asdict, dataclass, field
 
 import redis
@@ -25,6 +29,7 @@ class ServiceState:
     ok: bool
     detail: str
     extra: dict = field(default_factory=dict)
+    required: bool = True  # the appliance cannot do its work without it
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,8 +66,12 @@ def check_influxdb() -> ServiceState:
     try:
         version = influx.ping()
     except influx.InfluxError as error:
+        since = influx.unavailable_since()
+        when = f" since {since.isoformat(timespec='seconds')}" if since else ""
         return ServiceState(
-            "influxdb", False, f"no answer at {settings.INFLUXDB_URL}: {type(error).__name__}"
+            "influxdb",
+            False,
+            f"no answer at {settings.INFLUXDB_URL}{when}: {type(error).__name__}",
         )
     return ServiceState("influxdb", True, f"InfluxDB {version} answers")
 
@@ -78,6 +87,30 @@ def check_workers() -> ServiceState:
     return ServiceState("workers", True, f"{len(names)} worker(s) answer", {"workers": names})
 
 
+def check_mail() -> ServiceState:
+    """A TCP connection to the relay, no SMTP conversation: nothing for its logs, no login."""
+    from portal.alerts.choices import DeliveryStatus
+    from portal.alerts.models import Delivery, MailRelaySettings
+
+    try:
+        # The relay an administrator saved under Settings → Mail, else the environment's.
+        relay = MailRelaySettings.current()
+        host, port = relay.host, relay.port
+        waiting = Delivery.objects.filter(status=DeliveryStatus.PENDING).count()
+    except DatabaseError:
+        host, port = settings.EMAIL_HOST, settings.EMAIL_PORT
+        waiting = None
+    where = f"{host}:{port}"
+    extra = {"waiting": waiting}
+    try:
+        socket.create_connection((host, port), timeout=CHECK_TIMEOUT_SECONDS).close()
+    except OSError as error:
+        outbox = f"; {waiting} alert mail(s) wait in the outbox" if waiting else ""
+        detail = f"no answer at {where}: {error.strerror or error}{outbox}"
+        return ServiceState("mail", False, detail, extra, required=False)
+    return ServiceState("mail", True, f"relay at {where} accepts connections", extra, False)
+
+
 def check_all(include_workers: bool = True) -> list[ServiceState]:
     states = [check_database(), check_redis(), check_influxdb()]
     if include_workers:
@@ -86,6 +119,7 @@ def check_all(include_workers: bool = True) -> list[ServiceState]:
             states.append(check_workers())
         else:
             states.append(ServiceState("workers", False, "unknown: Redis (the broker) is down"))
+    states.append(check_mail())
     return states
 
 

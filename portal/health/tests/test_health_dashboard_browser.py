@@ -7,16 +7,13 @@ results. The viewer sees no act anywhere."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 from django.conf import settings
 
 from portal import influx
-from portal.conftest import REPO
+from portal.conftest import celery_beat
 from portal.health.tests.conftest import SENSOR_INTERVAL, reference_rack, virtual_rack_thresholds
 from simulator import failures
 from simulator.rack import Rack
@@ -33,34 +30,10 @@ WITHIN = 2 * SENSOR_INTERVAL + EVALUATE_SECONDS + REFRESH_SECONDS + 4
 @pytest.fixture
 def health_beat(celery_worker, tmp_path):
     """Celery beat with the portal's schedule: health.evaluate every EVALUATE_SECONDS."""
-    env = dict(os.environ, OSTARA_HEALTH_EVALUATE_SECONDS=str(EVALUATE_SECONDS))
-    env.setdefault("OSTARA_RUN_DIR", str(settings.RUN_DIR))
-    log = open(settings.RUN_DIR / "log" / "test-beat.log", "ab")  # noqa: SIM115
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers.celery_app",
-            "beat",
-            "--schedule",
-            str(tmp_path / "beat-schedule"),
-            "--loglevel",
-            "INFO",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    yield process
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+    with celery_beat(
+        tmp_path / "beat-schedule", OSTARA_HEALTH_EVALUATE_SECONDS=str(EVALUATE_SECONDS)
+    ) as process:
+        yield process
 
 
 @pytest.fixture

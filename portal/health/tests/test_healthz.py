@@ -5,18 +5,20 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
+from portal.alerts.tests import conftest as alerts_conftest
 from portal.conftest import run_services_script
 
 pytestmark = pytest.mark.django_db(transaction=True)
+smtp = alerts_conftest.smtp  # a real SMTP server on loopback
 
 
-def test_healthz_is_200_when_every_service_answers(client, celery_worker):
+def test_healthz_is_200_when_every_service_answers(client, celery_worker, smtp):
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert body["down"] == []
-    assert set(body["services"]) == {"database", "redis", "influxdb", "workers"}
+    assert body["down"] == [] and body["degraded"] == []
+    assert set(body["services"]) == {"database", "redis", "influxdb", "workers", "mail"}
     assert celery_worker in body["services"]["workers"]["extra"]["workers"]
 
 

@@ -3,6 +3,7 @@ named by the job's params, so a test can tell which steps ran, and how often."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from portal.jobs.registry import StepFailed, StepSpec, register
@@ -75,4 +76,27 @@ SHARED = register(
     "Steps sharing a context",
     [StepSpec(name, name.title(), use_context) for name in ("one", "two", "three")],
     context=count_context,
+)
+
+
+def wait_for_release(run: StepRun) -> None:
+    """A long step: runs until the file named by ``release`` exists (a test kills its worker
+    meanwhile), at most two minutes."""
+    _record(run)
+    run.console.say("formatting")
+    run.console.flush()
+    release = Path(run.job.params["release"])
+    deadline = time.monotonic() + 120
+    while not release.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+LONG_STEP = register(
+    "test_long_step",
+    "A long step between two short ones",
+    [
+        StepSpec("preflight", "Preflight", work),
+        StepSpec("format", "Format", wait_for_release),
+        StepSpec("mount", "Mount", work),
+    ],
 )

@@ -1,0 +1,15 @@
+"""The "metrics unavailable since …" banner of the pages that show metrics, from the record
+``portal.influx`` keeps of InfluxDB's outage (no request to InfluxDB for it)."""
+
+from __future__ import annotations
+
+from django import template
+
+from portal import influx
+
+register = template.Library()
+
+
+@register.inclusion_tag("health/_metrics_unavailable.html")
+def metrics_unavailable() -> dict:
+    return {"message": influx.unavailable_message()}
