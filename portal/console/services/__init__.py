@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from portal.accounts.services import client_address
 from portal.console.choices import Via
 from portal.console.models import AuditEntry
 from portal.inventory.models import Server, ServerPair
@@ -69,8 +70,9 @@ class Author:
 
     @classmethod
     def of_request(cls, request, via: str = Via.WEB) -> Author:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[0].strip()
-        return cls(request.user, via, forwarded or request.META.get("REMOTE_ADDR"))
+        # The address nginx saw, as the sign-in limit counts it: the first X-Forwarded-For
+        # entry is whatever the client claimed.
+        return cls(request.user, via, client_address(request))
 
 
 def audit(
