@@ -107,6 +107,7 @@ def appliance(postgresql, tmp_path_factory):
             "password": (run_dir / "admin-password").read_text().strip(),
             "log": target / "log",
             "run_dir": run_dir,
+            "manage": target / "ostara-manage",
         }
 
         def portal_answers() -> bool:
@@ -180,6 +181,10 @@ def test_the_admin_signs_in_over_https_through_nginx(appliance):
     # Django's own headers, once: nginx adds none of its own.
     assert login.headers["X-Frame-Options"] == "DENY"
     assert login.headers["X-Content-Type-Options"] == "nosniff"
+    # The environment file's OSTARA_PRODUCTION: HSTS, the policy, cookies only over HTTPS.
+    assert login.headers["Strict-Transport-Security"].startswith("max-age=31536000")
+    assert "default-src 'self'" in login.headers["Content-Security-Policy"]
+    assert browser.cookies and all(cookie.secure for cookie in browser.cookies)
     signed_in = browser.post(
         f"{appliance['https']}/accounts/login/",
         data={
@@ -198,6 +203,19 @@ def test_the_admin_signs_in_over_https_through_nginx(appliance):
     assert jobs.status_code == 200
     assert jobs.url == f"{appliance['https']}/jobs/"
     assert "admin" in jobs.text
+
+
+def test_the_installed_settings_pass_djangos_deployment_checks(appliance):
+    done = subprocess.run(
+        [str(appliance["manage"]), "check", "--deploy", "--fail-level", "WARNING"],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNING" not in done.stdout + done.stderr
+    assert "System check identified no issues" in done.stdout
 
 
 def test_an_upload_larger_than_the_site_allows_is_refused_by_nginx(appliance):
