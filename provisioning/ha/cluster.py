@@ -86,9 +86,9 @@ class FenceCredentials:
                 "must name the fence user names (fencing cannot be turned off)",
             )
         for field in ("ipmi_username", "pdu_username"):
-            if not USERNAME_RE.match(getattr(credentials, field)):
+            if not USERNAME_RE.fullmatch(getattr(credentials, field)):
                 raise HAConfigError(f"fence_credentials.{field}", "is not a valid user name")
-        if not SCRIPT_PATH_RE.match(credentials.secret_script):
+        if not SCRIPT_PATH_RE.fullmatch(credentials.secret_script):
             raise HAConfigError("fence_credentials.secret_script", "is not an absolute path")
         return credentials
 
