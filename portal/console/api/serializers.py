@@ -50,7 +50,7 @@ class MaintenanceSerializer(serializers.Serializer):
     confirm = serializers.BooleanField(default=False)
 
 
-class DriveSerializer(serializers.Serializer):
+class DriveActSerializer(serializers.Serializer):
     array = serializers.CharField(max_length=32)
     drive = serializers.RegexField(r"^\d+,\d+,\d+$", help_text="tray,drawer,slot")
     step = serializers.ChoiceField(choices=["locate", "replaced"])
