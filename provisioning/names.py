@@ -30,6 +30,8 @@ INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 # The MGT's label (Lustre's own); OSTs and MDTs are <fsname>-<OST|MDT><index in 4 hex digits>.
 MGS_LABEL = "MGS"
 TARGET_LABEL = re.compile(r"^(?P<fs>[a-z][a-z0-9_]{0,7})-(?P<kind>OST|MDT)(?P<index>[0-9a-f]{4})$")
+# A BMC or PDU user as ipmitool and the fence agents are given it (in argv and the CIB).
+FENCE_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
 MAX_PDU_OUTLET = 999
 
@@ -144,6 +146,15 @@ def interface_problem(name: str) -> str | None:
         return None
     return (
         f"{name!r} is not a network interface name: a letter, then up to 14 letters, digits, "
+        "'_', '.' or '-'"
+    )
+
+
+def fence_user_problem(name: str) -> str | None:
+    if FENCE_USER.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not a BMC user name the fence agents accept: 1 to 32 letters, digits, "
         "'_', '.' or '-'"
     )
 

@@ -6,6 +6,7 @@ A fuzz test is marked `fuzz` and takes its settings from `examples(n)`: n exampl
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -23,7 +24,12 @@ def examples(default: int) -> settings:
     return settings(
         max_examples=count,
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        # Fixtures are shared by the examples of a test; each example rolls back what it did.
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.function_scoped_fixture,
+        ],
     )
 
 
@@ -67,4 +73,13 @@ json_values = st.recursive(
         st.lists(children, max_size=4), st.dictionaries(hostile_text(), children, max_size=4)
     ),
     max_leaves=12,
+)
+
+# The bytes of a spec file: anything, nesting deeper than Python's parser goes, or JSON of any
+# shape, whole or as one field of a spec.
+spec_files = st.one_of(
+    st.binary(max_size=2000),
+    st.just(b"[" * 100_000),
+    json_values.map(lambda value: json.dumps(value).encode()),
+    json_values.map(lambda value: json.dumps({"filesystem": "scratch", "ssu": value}).encode()),
 )

@@ -20,7 +20,13 @@ from provisioning import names
 from provisioning.ha import HAConfigError, build_cib, build_pcs_script
 from provisioning.plan import BAD_SPEC, main
 from provisioning.planner import SpecError, make_plan
-from provisioning.tests.fuzzing import SHELL_SAFE, examples, hostile_text, json_values
+from provisioning.tests.fuzzing import (
+    SHELL_SAFE,
+    examples,
+    hostile_text,
+    json_values,
+    spec_files,
+)
 
 pytestmark = pytest.mark.fuzz
 
@@ -141,13 +147,7 @@ def test_every_top_level_field_of_every_spec_takes_any_value(name, key, value):
 
 
 @examples(100)
-@given(
-    st.one_of(
-        st.binary(max_size=2000),
-        st.just(b"[" * 100_000),
-        json_values.map(lambda value: json.dumps(value).encode()),
-    )
-)
+@given(spec_files)
 def test_the_plan_command_reads_any_file_and_exits_0_or_2(tmp_path_factory, content):
     spec_file = tmp_path_factory.mktemp("spec") / "spec.json"
     spec_file.write_bytes(content)
