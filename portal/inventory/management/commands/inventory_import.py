@@ -30,7 +30,10 @@ class Command(BaseCommand):
             raise CommandError(f"{spec}: not JSON: {error}") from None
         except RecursionError:
             raise CommandError(f"{spec}: not a spec: nested too deeply") from None
-        password = bmc_password_file.read_text().strip() if bmc_password_file else ""
+        try:
+            password = bmc_password_file.read_text().strip() if bmc_password_file else ""
+        except OSError as error:
+            raise CommandError(f"{bmc_password_file}: {error}") from None
         credentials = same_bmc_credentials([document], bmc_user, password)
         try:
             pair = save_plan(document, credentials)
