@@ -44,7 +44,7 @@ def test_the_bmc_user_of_the_commands_is_refused_unless_the_fence_agents_take_it
 
     with transaction.atomic():
         try:
-            call_command("inventory_import", str(MDS_PAIR), "--bmc-user", user)
+            call_command("inventory_import", str(MDS_PAIR), bmc_user=user)
         except CommandError as refusal:
             assert "bmc_user" in str(refusal), str(refusal)
         else:
