@@ -1,6 +1,7 @@
 """What every operation of the API may answer besides its success, added to the OpenAPI schema
 (drf-spectacular documents only the success): 401 without credentials, 403 for a role that may
-not, 404 for an object that does not exist, and 400 naming each refused field."""
+not, 404 for an object that does not exist, 400 naming each refused field, and 415 for a body
+in a media type it does not read."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ ERRORS = {
     "403": ("signed in with a role that may not do this", DETAIL),
     "404": ("no such object", DETAIL),
     "400": ("refused: each key names a field, its value says why", FIELD_ERRORS),
+    # A body in no media type the operation reads, or a malformed multipart one.
+    "415": ("the body's media type is not one this operation reads", DETAIL),
 }
 
 
@@ -36,6 +39,8 @@ def document_error_responses(result, generator, request, public):
                 if status == "404" and not any(p.get("in") == "path" for p in parameters):
                     continue
                 if status == "400" and not takes_input:
+                    continue
+                if status == "415" and "requestBody" not in operation:
                     continue
                 responses.setdefault(status, _answer(description, body))
     return result
