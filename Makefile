@@ -36,6 +36,6 @@ lint: install
 bench: install
 	@deploy/bench.sh
 
-FUZZ_EXAMPLES := 200
+FUZZ_EXAMPLES := 1000
 fuzz: install
 	@OSTARA_FUZZ_EXAMPLES=$${OSTARA_FUZZ_EXAMPLES:-$(FUZZ_EXAMPLES)} deploy/test.sh -m fuzz $(PYTEST_ARGS)
