@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help install demo stop status test lint bench
+.PHONY: help install demo stop status test lint bench fuzz
 
 help:
 	@echo "make demo   install what is missing, start the services and the portal on the virtual rack,"
@@ -11,6 +11,8 @@ help:
 	@echo "make status show what of the demo is running"
 	@echo "make test   install what is missing, run the whole suite on its own services"
 	@echo "make bench  run the benchmarks"
+	@echo "make fuzz   only the fuzz tests (API, forms, specs, names), with many more examples"
+	@echo "            (OSTARA_FUZZ_EXAMPLES each, default $(FUZZ_EXAMPLES): about 20 minutes)"
 	@echo "make lint   ruff"
 
 install:
@@ -33,3 +35,7 @@ lint: install
 
 bench: install
 	@deploy/bench.sh
+
+FUZZ_EXAMPLES := 1000
+fuzz: install
+	@OSTARA_FUZZ_EXAMPLES=$${OSTARA_FUZZ_EXAMPLES:-$(FUZZ_EXAMPLES)} deploy/test.sh -m fuzz $(PYTEST_ARGS)

@@ -302,7 +302,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "portal.pagination.Pages",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -317,6 +317,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "portal.api_schema.document_error_responses",
+    ],
     # The schema and its documentation need a login like every other page.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI's scripts and styles come from the portal's own static files.

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
 from django.urls import include, path
+from django.views import defaults
 from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -39,3 +41,13 @@ urlpatterns = [
     path("console/", include("portal.console.urls")),
     path("", include("portal.health.urls")),
 ]
+
+
+def not_found(request, exception):
+    """An API client gets JSON, as from every API view, for a URL no route matches."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+handler404 = not_found

@@ -30,12 +30,14 @@ INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 # The MGT's label (Lustre's own); OSTs and MDTs are <fsname>-<OST|MDT><index in 4 hex digits>.
 MGS_LABEL = "MGS"
 TARGET_LABEL = re.compile(r"^(?P<fs>[a-z][a-z0-9_]{0,7})-(?P<kind>OST|MDT)(?P<index>[0-9a-f]{4})$")
+# A BMC or PDU user as ipmitool and the fence agents are given it (in argv and the CIB).
+FENCE_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
 MAX_PDU_OUTLET = 999
 
 
 def filesystem_problem(name: str) -> str | None:
-    if FILESYSTEM_NAME.match(name):
+    if FILESYSTEM_NAME.fullmatch(name):
         return None
     return (
         f"{name!r} is not a filesystem name Lustre accepts here: "
@@ -44,7 +46,7 @@ def filesystem_problem(name: str) -> str | None:
 
 
 def unit_name_problem(name: str) -> str | None:
-    if UNIT_NAME.match(name):
+    if UNIT_NAME.fullmatch(name):
         return None
     return (
         f"{name!r} is not a safe name: start with a lowercase letter, then up to 31 lowercase "
@@ -61,7 +63,7 @@ def hostname_problem(name: str) -> str | None:
     for label in name.split("."):
         if len(label) > 63:
             return f"label {label[:20]!r}... is {len(label)} characters long; at most 63"
-        if not HOSTNAME_LABEL.match(label):
+        if not HOSTNAME_LABEL.fullmatch(label):
             return (
                 f"{name!r} is not a valid host name: each dot-separated label must be 1 to 63 "
                 "lowercase letters, digits or hyphens, not starting or ending with a hyphen"
@@ -94,7 +96,7 @@ def nid_problem(nid: str) -> str | None:
     problem = ipv4_problem(address)
     if problem:
         return f"{nid!r} is not a Lustre NID: {problem}"
-    match = LNET_NETWORK.match(network)
+    match = LNET_NETWORK.fullmatch(network)
     if not match or int(match.group("number") or 0) > MAX_LNET_NUMBER:
         return (
             f"{nid!r} is not a Lustre NID: the network must be one of "
@@ -106,14 +108,14 @@ def nid_problem(nid: str) -> str | None:
 
 def nid_lnd(nid: str) -> str:
     """The LNet network type of a valid NID: o2ib for 10.0.0.1@o2ib1."""
-    match = LNET_NETWORK.match(nid.partition("@")[2])
+    match = LNET_NETWORK.fullmatch(nid.partition("@")[2])
     assert match, nid
     return match.group("lnd")
 
 
 def nid_network(nid: str) -> str:
     """The LNet network of a valid NID; `o2ib` and `o2ib0` are the same network."""
-    match = LNET_NETWORK.match(nid.partition("@")[2])
+    match = LNET_NETWORK.fullmatch(nid.partition("@")[2])
     assert match, nid
     lnd, number = match.group("lnd"), match.group("number")
     return f"{lnd}{number or '0'}"
@@ -128,7 +130,7 @@ def bmc_problem(address: str) -> str | None:
 
 
 def pdu_outlet_problem(value: str) -> str | None:
-    match = PDU_OUTLET.match(value)
+    match = PDU_OUTLET.fullmatch(value)
     if not match:
         return f"{value!r} is not a PDU outlet: expected <pdu-name>:<outlet number>, e.g. pdu1:3"
     pdu, outlet = match.group("pdu"), match.group("outlet")
@@ -140,10 +142,19 @@ def pdu_outlet_problem(value: str) -> str | None:
 
 
 def interface_problem(name: str) -> str | None:
-    if INTERFACE_NAME.match(name):
+    if INTERFACE_NAME.fullmatch(name):
         return None
     return (
         f"{name!r} is not a network interface name: a letter, then up to 14 letters, digits, "
+        "'_', '.' or '-'"
+    )
+
+
+def fence_user_problem(name: str) -> str | None:
+    if FENCE_USER.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not a BMC user name the fence agents accept: 1 to 32 letters, digits, "
         "'_', '.' or '-'"
     )
 
@@ -157,7 +168,7 @@ def parse_target_label(label: str) -> tuple[str, str, int] | None:
     """(filesystem, kind, index) of an OST or MDT label; ("", "MGT", 0) for the MGS."""
     if label == MGS_LABEL:
         return "", "MGT", 0
-    match = TARGET_LABEL.match(label)
+    match = TARGET_LABEL.fullmatch(label)
     if not match:
         return None
     return match.group("fs"), match.group("kind"), int(match.group("index"), 16)

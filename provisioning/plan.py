@@ -34,8 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as problem:
         print(f"spec: cannot read {args.spec}: {problem.strerror}", file=sys.stderr)
         return BAD_SPEC
+    except UnicodeDecodeError as problem:
+        print(f"spec: not UTF-8 text: {problem.reason} at byte {problem.start}", file=sys.stderr)
+        return BAD_SPEC
     except json.JSONDecodeError as problem:
         print(f"spec: not valid JSON: {problem}", file=sys.stderr)
+        return BAD_SPEC
+    except RecursionError:
+        print("spec: not a spec: lists or objects nested too deeply", file=sys.stderr)
         return BAD_SPEC
 
     try:

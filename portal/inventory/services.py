@@ -38,8 +38,20 @@ from portal.inventory.models import (
     Target,
     VolumeGroup,
 )
+from provisioning import names
 from provisioning.ha.plan import HAConfigError, read_plan
 from provisioning.planner import MODELS, SpecError, make_plan
+
+
+def same_bmc_credentials(documents: list, user: str, password: str) -> dict:
+    """The commands' one BMC user and password for every server their spec files name."""
+    return {
+        server.get("hostname"): (user, password)
+        for document in documents
+        if isinstance(document, dict) and isinstance(document.get("servers"), list)
+        for server in document["servers"]
+        if isinstance(server, dict)
+    }
 
 
 def plan_for_inventory(spec: dict) -> dict:
@@ -209,6 +221,10 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
     """
     plan = plan_for_inventory(spec)
     bmc_credentials = bmc_credentials or {}
+    for index, entry in enumerate(plan["servers"]):
+        user = bmc_credentials.get(entry["hostname"], ("", ""))[0]
+        if user and (problem := names.fence_user_problem(user)):
+            raise SpecError({f"servers[{index}].bmc_user": problem})
     catalogue = sync_catalogue()
 
     if plan["role"] == PairKind.MDS:

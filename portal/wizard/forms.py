@@ -106,6 +106,11 @@ class ServerForm(forms.Form):
         _problem(names.bmc_problem, bmc)
         return bmc
 
+    def clean_bmc_user(self):
+        user = self.cleaned_data["bmc_user"].strip()
+        _problem(names.fence_user_problem, user)
+        return user
+
     def clean_pdu_outlet(self):
         outlet = self.cleaned_data["pdu_outlet"].strip()
         _problem(names.pdu_outlet_problem, outlet)

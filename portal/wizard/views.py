@@ -416,6 +416,8 @@ def upload_spec(request):
         spec = json.loads(upload.read().decode()) if upload else None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         spec, problem = None, f"the file is not JSON: {error}"
+    except RecursionError:
+        spec, problem = None, "the file nests lists or objects too deeply to be a spec"
     else:
         problem = "choose a spec file" if upload is None else "a spec is a JSON object"
     if not isinstance(spec, dict):

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from provisioning import names
 from provisioning.ha.plan import HAConfigError, PairPlan, Server, Target
 
 CLUSTER_PROPERTIES = (("stonith-enabled", "true"), ("no-quorum-policy", "ignore"))
@@ -45,7 +46,7 @@ FENCE_DELAY_FIRST_SERVER = "10s"
 # root-only in SECRET_DIR.
 SECRET_SCRIPT = "/usr/libexec/ostara/fence-secret"
 SECRET_DIR = "/etc/ostara/fence"
-USERNAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+USERNAME_RE = names.FENCE_USER
 SCRIPT_PATH_RE = re.compile(r"^/[A-Za-z0-9_./-]+$")
 
 
@@ -86,9 +87,9 @@ class FenceCredentials:
                 "must name the fence user names (fencing cannot be turned off)",
             )
         for field in ("ipmi_username", "pdu_username"):
-            if not USERNAME_RE.match(getattr(credentials, field)):
+            if not USERNAME_RE.fullmatch(getattr(credentials, field)):
                 raise HAConfigError(f"fence_credentials.{field}", "is not a valid user name")
-        if not SCRIPT_PATH_RE.match(credentials.secret_script):
+        if not SCRIPT_PATH_RE.fullmatch(credentials.secret_script):
             raise HAConfigError("fence_credentials.secret_script", "is not an absolute path")
         return credentials
 

@@ -21,19 +21,21 @@ from pathlib import Path
 from provisioning.ha.simulate import SimulationError, WhatIfError, _run, _Simulation
 
 # ISO 8601 durations as crm_resource --lifetime takes them: PT30M, PT2H, P1D.
-LIFETIME_RE = re.compile(r"^P(?=\d|T\d)(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?$")
+LIFETIME_RE = re.compile(
+    r"^P(?=[0-9]|T[0-9])(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?$"
+)
 # Resource ids and node names as the portal names them (labels, hostnames).
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
 def _name(value: str, what: str) -> str:
-    if not _NAME_RE.match(value or ""):
+    if not _NAME_RE.fullmatch(value or ""):
         raise WhatIfError(f"{what} {value!r} is not a valid name")
     return value
 
 
 def check_lifetime(value: str) -> str:
-    if not LIFETIME_RE.match(value or ""):
+    if not LIFETIME_RE.fullmatch(value or ""):
         raise WhatIfError(f"lifetime {value!r} is not an ISO 8601 duration such as PT1H or P1D")
     return value
 

@@ -97,7 +97,7 @@ def _string(
     mapping: Mapping[str, Any], key: str, where: str, pattern: re.Pattern[str], what: str
 ) -> str:
     value = _require(mapping, key, where)
-    if not isinstance(value, str) or not pattern.match(value):
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise HAConfigError(f"{where}.{key}", f"{value!r} is not {what}")
     return value
 

@@ -129,9 +129,10 @@ class _SpecReader:
             return None
         for key in raw:
             if key not in known:
+                # An empty or odd key is named in the message: the path alone would not show it.
                 self.error(
-                    _join(path, str(key)),
-                    f"unknown field; expected one of: {', '.join(sorted(known))}",
+                    _join(path, str(key)) if str(key).isidentifier() else path or "spec",
+                    f"unknown field {str(key)!r}; expected one of: {', '.join(sorted(known))}",
                 )
         for key in sorted(required - raw.keys()):
             self.error(_join(path, key), "is required")

@@ -22,6 +22,8 @@ class RuleSerializer(serializers.ModelSerializer):
     for_seconds = serializers.IntegerField(required=False)
     clear_seconds = serializers.IntegerField(required=False)
     repeat_seconds = serializers.IntegerField(required=False)
+    # Empty on a rule someone wrote: not the slug pattern the model field would document.
+    builtin = serializers.CharField(read_only=True)
 
     class Meta:
         model = Rule

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -15,7 +15,13 @@ from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerial
 class AnalyticsViewSet(viewsets.ViewSet):
     """GET /api/v1/analytics/report/?window=1h|24h|7d or ?since=...&until=..., and ?fs=..."""
 
-    @extend_schema(parameters=[ReportQuerySerializer], responses=ReportSerializer)
+    @extend_schema(
+        parameters=[ReportQuerySerializer],
+        responses={
+            200: ReportSerializer,
+            503: OpenApiResponse(description="InfluxDB could not be read"),
+        },
+    )
     @action(detail=False, methods=["get"])
     def report(self, request):
         try:

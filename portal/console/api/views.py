@@ -8,7 +8,7 @@ for a cluster act, which targets move where according to Pacemaker).
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -38,6 +38,14 @@ from portal.console.services import (
 )
 from portal.console.views import filter_entries
 from portal.inventory.models import Filesystem, StorageArray
+
+# An act's answers besides 400 (a field refused) and 401/403/404, which every operation has.
+ACT_RESPONSES = {
+    202: OpenApiResponse(description="started: the job, its title and the audit entry"),
+    409: OpenApiResponse(
+        description="refused (the reasons), or, without confirm: true, the proposal"
+    ),
+}
 
 
 def _validated(serializer_class, request) -> dict:
@@ -100,17 +108,17 @@ class ConsoleViewSet(viewsets.ViewSet):
 
         return _answer(call)
 
-    @extend_schema(request=ClusterActSerializer, responses={202: None})
+    @extend_schema(request=ClusterActSerializer, responses=ACT_RESPONSES)
     @action(detail=False, methods=["post"])
     def failover(self, request):
         return self._cluster(request, Act.FAILOVER)
 
-    @extend_schema(request=ClusterActSerializer, responses={202: None})
+    @extend_schema(request=ClusterActSerializer, responses=ACT_RESPONSES)
     @action(detail=False, methods=["post"])
     def failback(self, request):
         return self._cluster(request, Act.FAILBACK)
 
-    @extend_schema(request=MaintenanceSerializer, responses={202: None})
+    @extend_schema(request=MaintenanceSerializer, responses=ACT_RESPONSES)
     @action(detail=False, methods=["post"])
     def maintenance(self, request):
         data = _validated(MaintenanceSerializer, request)
@@ -128,7 +136,7 @@ class ConsoleViewSet(viewsets.ViewSet):
 
         return _answer(call)
 
-    @extend_schema(request=DriveActSerializer, responses={202: None})
+    @extend_schema(request=DriveActSerializer, responses=ACT_RESPONSES)
     @action(detail=False, methods=["post"])
     def drive(self, request):
         data = _validated(DriveActSerializer, request)
@@ -147,7 +155,7 @@ class ConsoleViewSet(viewsets.ViewSet):
 
         return _answer(call)
 
-    @extend_schema(request=SetParamSerializer, responses={202: None})
+    @extend_schema(request=SetParamSerializer, responses=ACT_RESPONSES)
     @action(detail=False, methods=["post"], url_path="set-param")
     def set_param(self, request):
         data = _validated(SetParamSerializer, request)
@@ -213,7 +221,7 @@ class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
             raise ValidationError(form.errors)
         return filter_entries(queryset, **form.cleaned_data)
 
-    @extend_schema(request=ConfirmSerializer, responses={202: None})
+    @extend_schema(request=ConfirmSerializer, responses=ACT_RESPONSES)
     @action(detail=True, methods=["post"])
     def revert(self, request, pk=None):
         entry = self.get_object()

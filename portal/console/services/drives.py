@@ -38,7 +38,7 @@ from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue
 
-ADDRESS_RE = re.compile(r"^(\d{1,2}),(\d{1,2}),(\d{1,3})$")
+ADDRESS_RE = re.compile(r"^([0-9]{1,2}),([0-9]{1,2}),([0-9]{1,3})$")
 _STATUS_RE = re.compile(r"^\s*Status:\s*(\S+)", re.MULTILINE)
 _GROUP_RE = re.compile(r"^\s*Associated volume group:\s*(\S+)", re.MULTILINE)
 _LOCATE_RE = re.compile(r"^\s*Locate:\s*(\S+)", re.MULTILINE)
@@ -47,7 +47,7 @@ _GROUP_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,48}$")
 
 
 def drive_at(array: StorageArray, address: str) -> Drive | None:
-    match = ADDRESS_RE.match(address or "")
+    match = ADDRESS_RE.fullmatch(address or "")
     if not match:
         return None
     tray, drawer, slot = (int(x) for x in match.groups())
@@ -267,7 +267,7 @@ def check(replacement: DriveReplacement, say: Say, write) -> str:
 
 def _group_state(replacement: DriveReplacement, say, write) -> tuple[str, str | None, int]:
     name = replacement.volume_group
-    if not _GROUP_NAME_RE.match(name or ""):
+    if not _GROUP_NAME_RE.fullmatch(name or ""):
         raise StepFailed(f"drive {replacement.address} belongs to no volume group the array names")
     answer = ask_array(replacement, f'show volumeGroup ["{name}"];', say, write)
     status = _STATUS_RE.search(answer)

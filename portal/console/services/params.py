@@ -47,7 +47,7 @@ def check_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
         raise ConsoleError("name", "name the parameter, e.g. osc.*.max_rpcs_in_flight")
-    if not PARAM_NAME_RE.match(name) or ".." in name:
+    if not PARAM_NAME_RE.fullmatch(name) or ".." in name:
         raise ConsoleError(
             "name",
             f"{name!r} is not a parameter name as lctl writes it: dot-separated parts of "
@@ -65,7 +65,7 @@ def check_value(value: str) -> str:
     if bad:
         shown = " ".join(repr(c) for c in bad)
         raise ConsoleError("value", f"{value!r} contains {shown}: no shell metacharacters")
-    if not PARAM_VALUE_RE.match(value):
+    if not PARAM_VALUE_RE.fullmatch(value):
         raise ConsoleError("value", f"{value!r} is not a value lctl takes")
     return value
 

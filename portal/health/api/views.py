@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.response import Response
@@ -11,9 +12,18 @@ from portal.health.models import StatusChange
 from portal.health.services.evaluation import cache_tag, cached_trees, cached_version
 
 
+class OneTree(AutoSchema):
+    """The tree is one object, though drf-spectacular takes a `list` action for an array."""
+
+    def _is_list_view(self, serializer=None) -> bool:
+        return False
+
+
 class HealthTreeViewSet(viewsets.ViewSet):
     """GET /api/v1/health/: every filesystem with its SSUs, pairs, servers, arrays and targets,
     each with its colour and the reasons for it, as the engine last evaluated them."""
+
+    schema = OneTree()
 
     @extend_schema(responses=HealthTreeSerializer)
     def list(self, request):

@@ -88,7 +88,10 @@ class TargetSerializer(serializers.ModelSerializer):
     volume_group = serializers.SlugRelatedField(slug_field="name", read_only=True)
     primary_server = serializers.SlugRelatedField(slug_field="hostname", read_only=True)
     failover_server = serializers.SlugRelatedField(slug_field="hostname", read_only=True)
-    current_server = serializers.SlugRelatedField(slug_field="hostname", read_only=True)
+    # None while the target is not mounted anywhere.
+    current_server = serializers.SlugRelatedField(
+        slug_field="hostname", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = models.Target

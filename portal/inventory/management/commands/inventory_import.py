@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.inventory.services import save_plan
+from portal.inventory.services import same_bmc_credentials, save_plan
 from provisioning.planner import SpecError
 
 
@@ -23,17 +23,18 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, spec, bmc_user, bmc_password_file, **options):
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text()
         try:
+            text = sys.stdin.read() if spec == "-" else Path(spec).read_text()
             document = json.loads(text)
-        except json.JSONDecodeError as error:
+        except ValueError as error:  # not JSON, or not UTF-8
             raise CommandError(f"{spec}: not JSON: {error}") from None
-        password = bmc_password_file.read_text().strip() if bmc_password_file else ""
-        credentials = {
-            server.get("hostname"): (bmc_user, password)
-            for server in document.get("servers", [])
-            if isinstance(server, dict)
-        }
+        except RecursionError:
+            raise CommandError(f"{spec}: not a spec: nested too deeply") from None
+        try:
+            password = bmc_password_file.read_text().strip() if bmc_password_file else ""
+        except OSError as error:
+            raise CommandError(f"{bmc_password_file}: {error}") from None
+        credentials = same_bmc_credentials([document], bmc_user, password)
         try:
             pair = save_plan(document, credentials)
         except SpecError as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from portal.inventory.provisioning import start_provisioning
+from portal.inventory.services import same_bmc_credentials
 from portal.jobs.choices import JobState
 from portal.jobs.services import wait_until_finished
 from provisioning.planner import SpecError
@@ -40,18 +41,15 @@ class Command(BaseCommand):
         for path in specs:
             try:
                 documents.append(json.loads(path.read_text()))
-            except (OSError, json.JSONDecodeError) as error:
+            except (OSError, ValueError) as error:  # unreadable, not UTF-8, not JSON
                 raise CommandError(f"{path}: {error}") from None
+            except RecursionError:
+                raise CommandError(f"{path}: not a spec: nested too deeply") from None
         try:
             password = bmc_password_file.read_text().strip() if bmc_password_file else ""
         except OSError as error:
             raise CommandError(f"{bmc_password_file}: {error}") from None
-        credentials = {
-            server.get("hostname"): (bmc_user, password)
-            for document in documents
-            for server in document.get("servers", [])
-            if isinstance(server, dict)
-        }
+        credentials = same_bmc_credentials(documents, bmc_user, password)
         try:
             job = start_provisioning(documents, credentials)
         except SpecError as error:
