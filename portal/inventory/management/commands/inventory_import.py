@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from portal.inventory.management.spec_files import read_password, read_spec
 from portal.inventory.services import same_bmc_credentials, save_plan
 from provisioning.planner import SpecError
 
@@ -23,17 +22,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, spec, bmc_user, bmc_password_file, **options):
-        try:
-            text = sys.stdin.read() if spec == "-" else Path(spec).read_text()
-            document = json.loads(text)
-        except ValueError as error:  # not JSON, or not UTF-8
-            raise CommandError(f"{spec}: not JSON: {error}") from None
-        except RecursionError:
-            raise CommandError(f"{spec}: not a spec: nested too deeply") from None
-        try:
-            password = bmc_password_file.read_text().strip() if bmc_password_file else ""
-        except OSError as error:
-            raise CommandError(f"{bmc_password_file}: {error}") from None
+        document = read_spec(spec)
+        password = read_password(bmc_password_file)
         credentials = same_bmc_credentials([document], bmc_user, password)
         try:
             pair = save_plan(document, credentials)

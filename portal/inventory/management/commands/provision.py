@@ -3,11 +3,11 @@ that builds them: the same job, through the same service, as the wizard's confir
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from portal.inventory.management.spec_files import read_password, read_spec
 from portal.inventory.provisioning import start_provisioning
 from portal.inventory.services import same_bmc_credentials
 from portal.jobs.choices import JobState
@@ -37,18 +37,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, specs, bmc_user, bmc_password_file, wait, timeout, **options):
-        documents = []
-        for path in specs:
-            try:
-                documents.append(json.loads(path.read_text()))
-            except (OSError, ValueError) as error:  # unreadable, not UTF-8, not JSON
-                raise CommandError(f"{path}: {error}") from None
-            except RecursionError:
-                raise CommandError(f"{path}: not a spec: nested too deeply") from None
-        try:
-            password = bmc_password_file.read_text().strip() if bmc_password_file else ""
-        except OSError as error:
-            raise CommandError(f"{bmc_password_file}: {error}") from None
+        documents = [read_spec(path) for path in specs]
+        password = read_password(bmc_password_file)
         credentials = same_bmc_credentials(documents, bmc_user, password)
         try:
             job = start_provisioning(documents, credentials)

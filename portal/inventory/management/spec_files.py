@@ -1,0 +1,31 @@
+"""Reading what the spec commands (``inventory_import``, ``provision``) are given: a refusal is a
+CommandError naming the file, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+
+def read_spec(source: str | Path) -> object:
+    """The JSON of a spec file (``-``: standard input)."""
+    try:
+        text = sys.stdin.read() if str(source) == "-" else Path(source).read_text()
+        return json.loads(text)
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8, not JSON
+        raise CommandError(f"{source}: not a JSON spec: {error}") from None
+    except RecursionError:
+        raise CommandError(f"{source}: not a spec: nested too deeply") from None
+
+
+def read_password(password_file: Path | None) -> str:
+    """The BMC password kept in ``password_file``; empty without one."""
+    if password_file is None:
+        return ""
+    try:
+        return password_file.read_text().strip()
+    except OSError as error:
+        raise CommandError(f"{password_file}: {error}") from None
