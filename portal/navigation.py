@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from portal.accounts.choices import Role
+from portal.accounts.services import has_role
+
 SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
@@ -35,6 +38,8 @@ def navigation(request) -> dict:
         "navigation": sections,
         "tools": [_entry(request, label, name) for label, name in TOOLS],
         "settings_pages": settings_pages,
+        # The Django admin, where users and their roles are managed, is for the Admin role.
+        "administers": request.user.is_authenticated and has_role(request.user, Role.ADMIN),
     }
 
 

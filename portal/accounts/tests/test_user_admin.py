@@ -46,3 +46,10 @@ def test_a_viewer_or_operator_is_kept_out_even_when_made_staff(client, role):
     response = client.get("/admin/auth/user/")
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.parametrize(("role", "shown"), [(Role.ADMIN, True), (Role.OPERATOR, False)])
+def test_the_navigation_links_the_admin_for_the_admin_role_only(client, role, shown):
+    client.force_login(member_of(role, is_staff=not shown))
+    page = client.get("/jobs/").content.decode()
+    assert ('href="/admin/"' in page) is shown
