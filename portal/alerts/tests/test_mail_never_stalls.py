@@ -6,10 +6,12 @@ still reaches a real SMTP server on loopback."""
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 
 import pytest
 import requests
+from django.apps import apps
 from django.utils import timezone
 
 from portal.alerts import tasks
@@ -185,3 +187,16 @@ def test_a_broken_mail_template_fails_the_delivery_for_good_and_mail_resumes_onc
         "[Ostara CRITICAL] Firing: oss04 - Server down"
     ]
 
+
+@pytest.mark.django_db
+def test_rule_names_stored_before_the_refusal_are_put_on_one_line_by_the_migration():
+    migration = importlib.import_module("portal.alerts.migrations.0005_rule_names_on_one_line")
+    for name in ("Server down", "Server\r\ndown", "Hot\x0binlet\u202e", "Disk  full"):
+        Rule.objects.create(name=name, condition=ConditionKind.HEALTH)
+    migration.rule_names_on_one_line(apps, None)
+    assert sorted(Rule.objects.filter(builtin="").values_list("name", flat=True)) == [
+        "Disk  full",  # no control character: left as it was
+        "Hot inlet",
+        "Server down",
+        "Server down (2)",
+    ]
