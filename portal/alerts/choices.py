@@ -32,7 +32,8 @@ class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Waiting to be sent"
     SENDING = "sending", "Being sent"
     SENT = "sent", "Sent"
-    FAILED = "failed", "Refused by the mail server"
+    # Refused by the mail server (5xx), or a mail that cannot be written: never tried again.
+    FAILED = "failed", "Failed for good"
     SILENCED = "silenced", "Silenced"
     FOLDED = "folded", "Told in the mail about its server"
 

@@ -2,18 +2,24 @@
 
 Django's mail stack does the SMTP work, through the mail relay an administrator set in
 Settings → Mail (``MailRelaySettings``; the ``EMAIL_*`` settings until then). A failed attempt
-raises ``MailError`` saying whether trying again can help: a refusal with an SMTP 5xx code is
-permanent; a server that does not answer, drops the line or answers 4xx is temporary.
+raises ``MailError`` saying whether trying again can help: a server that does not answer, drops
+the line or answers 4xx is temporary; a refusal with an SMTP 5xx code is permanent, and so is a
+message that cannot be written (a header holding a line break, an address the mail package
+refuses) or any other error: the same message would fail the same way again.
 """
 
 from __future__ import annotations
 
+import logging
 import smtplib
+from email.errors import HeaderParseError
 
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import BadHeaderError, EmailMultiAlternatives, get_connection
 
 from portal.alerts.models import MailRelaySettings
 from portal.crypto import CredentialError
+
+log = logging.getLogger(__name__)
 
 
 class MailError(Exception):
@@ -28,23 +34,30 @@ def send(*, to: str, subject: str, text: str, html: str = "", message_id: str = 
         relay = MailRelaySettings.current().relay()
     except CredentialError as error:
         raise MailError(f"the mail relay's password: {error}", permanent=False) from None
-    message = EmailMultiAlternatives(
-        subject=subject,
-        body=text,
-        from_email=relay.from_address,
-        to=[to],
-        headers={"Message-ID": message_id} if message_id else None,
-        connection=get_connection(
-            fail_silently=False,
-            host=relay.host,
-            port=relay.port,
-            username=relay.username,
-            password=relay.password,
-            use_tls=relay.use_tls,
-        ),
+    try:
+        message = EmailMultiAlternatives(
+            subject=subject,
+            body=text,
+            from_email=relay.from_address,
+            to=[to],
+            headers={"Message-ID": message_id} if message_id else None,
+        )
+        if html:
+            message.attach_alternative(html, "text/html")
+        # Django and Python's mail package check the headers only when the message is written
+        # out: write it now, so a message that cannot be sent is told apart from a relay that
+        # cannot take it.
+        message.message().as_bytes(linesep="\r\n")
+    except Exception as error:
+        raise MailError(f"the mail could not be written: {reason(error)}", permanent=True) from None
+    message.connection = get_connection(
+        fail_silently=False,
+        host=relay.host,
+        port=relay.port,
+        username=relay.username,
+        password=relay.password,
+        use_tls=relay.use_tls,
     )
-    if html:
-        message.attach_alternative(html, "text/html")
     try:
         message.send()
     except smtplib.SMTPRecipientsRefused as error:
@@ -57,6 +70,16 @@ def send(*, to: str, subject: str, text: str, html: str = "", message_id: str = 
         ) from None
     except (TimeoutError, smtplib.SMTPException, OSError) as error:
         raise MailError(f"the mail server could not be reached: {error}", permanent=False) from None
+    except Exception as error:
+        log.exception("mail to %s could not be sent", to)
+        raise MailError(f"the mail could not be sent: {reason(error)}", permanent=True) from None
+
+
+def reason(error: Exception) -> str:
+    """An error as the event page shows it: what kind, and what it said."""
+    if isinstance(error, BadHeaderError | HeaderParseError):
+        return f"a header would hold a line break ({error})"
+    return f"{type(error).__name__}: {error}"
 
 
 def _text(reply: bytes | str) -> str:

@@ -4,18 +4,21 @@ An ``Event`` belongs to one rule and one object (its fingerprint) and keeps the 
 ``portal.alerts.engine`` between evaluations. Each mailed ``Transition`` (firing, reminder,
 resolved) gets one ``Delivery`` row per recipient, written in the same transaction as the
 transition: the outbox. A worker claims deliveries by a conditional update and sends them
-through ``portal.alerts.mail``; a delivery is never dropped and, once sent, never sent again.
+through ``portal.alerts.mail``; a delivery is never dropped (one that cannot be sent is kept,
+failed for good with its reason) and, once sent, never sent again.
 ``MailRelaySettings`` is the mail server that mail goes through, as an administrator set it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, validate_email
 from django.db import models
 from django.utils import timezone
 
@@ -33,11 +36,51 @@ from portal.alerts.choices import (
 from portal.single_row import SingleRow
 from provisioning import names
 
+# Line ends (CR, LF, and the vertical tab, form feed and separators Python's mail package also
+# breaks lines at), other C0/C1 controls, invisible format characters (bidirectional overrides)
+# and lone surrogates: none belongs in a name, and in a mail header they break or forge lines.
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Between the addresses of a rule's "other addresses".
+ADDRESS_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+def validate_no_control_characters(value: str) -> None:
+    """Refuse text that reaches a mail header (a rule's name in the subject, an address, the
+    mail relay's sender and user name) if it holds a control character. The model fields carry
+    it, so the console's forms, the API and Django's admin all refuse the same way."""
+    for position, character in enumerate(value, 1):
+        if unicodedata.category(character) in CONTROL_CATEGORIES:
+            raise ValidationError(
+                "may not hold control characters such as line breaks "
+                f"(U+{ord(character):04X} at character {position})",
+                code="control_character",
+            )
+
+
+def split_addresses(text: str) -> list[str]:
+    return [address for address in ADDRESS_SEPARATORS.split(text) if address]
+
+
+def validate_addresses(value: str) -> None:
+    """Every one of the addresses is a mail address (a quoted one may hold control characters
+    the address syntax allows but a mail header should not carry)."""
+    for address in split_addresses(value):
+        try:
+            validate_email(address)
+        except ValidationError:
+            raise ValidationError(f"{address!r} is not an e-mail address") from None
+        try:
+            validate_no_control_characters(address)
+        except ValidationError as error:
+            raise ValidationError(f"{address!r}: {error.message}") from None
+
 
 class Rule(models.Model):
     """ "Tell these people when X holds for Y": a condition, its timing, its objects, recipients."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(
+        max_length=100, unique=True, validators=[validate_no_control_characters]
+    )
     severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.WARNING)
     enabled = models.BooleanField(default=True)
     condition = models.CharField(max_length=10, choices=ConditionKind.choices)
@@ -71,7 +114,9 @@ class Rule(models.Model):
         settings.AUTH_USER_MODEL, related_name="alert_rules", blank=True
     )
     extra_addresses = models.TextField(
-        blank=True, help_text="more addresses, one per line or separated by commas"
+        blank=True,
+        validators=[validate_addresses],
+        help_text="more addresses, one per line or separated by commas",
     )
     builtin = models.SlugField(
         max_length=40, blank=True, help_text="set on the default rules installed at first start"
@@ -255,11 +300,17 @@ class MailRelaySettings(SingleRow):
         "STARTTLS", default=False, help_text="ask the server to encrypt the connection"
     )
     username = models.CharField(
-        "user name", max_length=254, blank=True, help_text="empty: the server wants no login"
+        "user name",
+        max_length=254,
+        blank=True,
+        validators=[validate_no_control_characters],
+        help_text="empty: the server wants no login",
     )
     # Fernet token; read and write through password / set_password().
     password_encrypted = models.TextField(blank=True, editable=False)
-    from_address = models.EmailField("sender address", default="ostara@localhost")
+    from_address = models.EmailField(
+        "sender address", default="ostara@localhost", validators=[validate_no_control_characters]
+    )
     saved = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta(SingleRow.Meta):

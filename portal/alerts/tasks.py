@@ -25,9 +25,13 @@ def evaluate() -> dict:
 
 @shared_task(name="alerts.deliver", ignore_result=True)
 def deliver() -> dict:
-    """Send the alert mail that is due (oldest first; failed attempts wait their turn)."""
+    """Send the alert mail that is due (oldest first; temporary failures wait their turn)."""
     result = deliver_due()
-    return {"sent": len(result.sent), "postponed": len(result.postponed)}
+    return {
+        "sent": len(result.sent),
+        "postponed": len(result.postponed),
+        "failed": len(result.failed),
+    }
 
 
 def after_health_evaluation(sender, **kwargs) -> None:

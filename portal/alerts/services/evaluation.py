@@ -12,7 +12,6 @@ mail about a down server (``portal.alerts.routing``).
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,14 +29,12 @@ from portal.alerts.choices import (
     Severity,
     TransitionKind,
 )
-from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
+from portal.alerts.models import Delivery, Event, Rule, Silence, Transition, split_addresses
 from portal.alerts.services.observation import HealthIndex, Readings, object_url, observe_rule
 from portal.health.models import StatusChange
 from portal.inventory.models import Target
 
 log = logging.getLogger(__name__)
-
-ADDRESS_SEPARATORS = re.compile(r"[\s,;]+")
 
 
 @dataclass
@@ -186,7 +183,7 @@ def recipients(rule: Rule) -> list[str]:
         if rule.severity == Severity.WARNING and preferences and not preferences.alert_warnings:
             continue
         addresses.append(user.email.lower())
-    addresses += [a.lower() for a in ADDRESS_SEPARATORS.split(rule.extra_addresses) if a]
+    addresses += [a.lower() for a in split_addresses(rule.extra_addresses)]
     return list(dict.fromkeys(addresses))
 
 

@@ -1,7 +1,8 @@
 """The outbox of alert mail.
 
 Deliveries are sent oldest first. An address whose earlier mail is still waiting gets nothing
-newer until that one is through, so "resolved" never overtakes "firing". A delivery is claimed
+newer until that one is through, so "resolved" never overtakes "firing"; a mail that failed for
+good (refused, or one that cannot be written) holds nothing up. A delivery is claimed
 by a conditional update before the send and marked sent right after it: a duplicate task or a
 second worker skips it; a worker killed in between leaves it "sending", and it is put back in
 the queue once ``STALE_CLAIM_SECONDS`` have passed.
@@ -35,11 +36,12 @@ LAST_RETRY_SECONDS = 900
 class OutboxRound:
     sent: list[int] = field(default_factory=list)
     postponed: list[int] = field(default_factory=list)
-    refused: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)  # for good: refused, or not writable
 
 
 def retry_delay(attempts: int) -> timedelta:
-    """30 s after the first failure, doubling up to 15 minutes; a mail is never given up."""
+    """30 s after the first temporary failure, doubling up to 15 minutes; a mail is not given
+    up while its failures are temporary."""
     seconds = min(FIRST_RETRY_SECONDS * 2 ** max(attempts - 1, 0), LAST_RETRY_SECONDS)
     return timedelta(seconds=seconds)
 
@@ -67,26 +69,29 @@ def deliver_due(now: datetime | None = None) -> OutboxRound:
             blocked.add(delivery.address)  # an older mail to this address comes first
             continue
         outcome = send_one(delivery, now)
-        if outcome != DeliveryStatus.SENT:
-            blocked.add(delivery.address)
+        if outcome not in (DeliveryStatus.SENT, DeliveryStatus.FAILED):
+            blocked.add(delivery.address)  # it waits for its retry; so does what follows it
         {
             DeliveryStatus.SENT: result.sent,
             DeliveryStatus.PENDING: result.postponed,
-            DeliveryStatus.FAILED: result.refused,
+            DeliveryStatus.FAILED: result.failed,
         }.get(outcome, []).append(delivery.pk)
     return result
 
 
 def send_one(delivery: Delivery, now: datetime) -> str | None:
-    """Claim, send and record one delivery; return its new status (None: someone else has it)."""
+    """Claim, send and record one delivery; return its new status (None: someone else has it).
+
+    Whatever goes wrong ends the attempt with the delivery recorded: back in the queue for a
+    temporary failure, failed for good with its reason otherwise, never left "sending"."""
     claimed = Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).update(
         status=DeliveryStatus.SENDING, claimed_at=now, attempts=F("attempts") + 1
     )
     if claimed != 1:
         return None
     attempts = delivery.attempts + 1
-    subject, text, html = render(delivery)
     try:
+        subject, text, html = _written(delivery)
         mail.send(
             to=delivery.address,
             subject=subject,
@@ -108,6 +113,17 @@ def send_one(delivery: Delivery, now: datetime) -> str | None:
         status=DeliveryStatus.SENT, sent_at=timezone.now(), last_error=""
     )
     return DeliveryStatus.SENT
+
+
+def _written(delivery: Delivery) -> tuple[str, str, str]:
+    """``render``, its failure (a template error, stored text it cannot use) a permanent one."""
+    try:
+        return render(delivery)
+    except Exception as error:
+        log.exception("alert mail %s could not be written", delivery.pk)
+        raise mail.MailError(
+            f"the mail could not be written: {mail.reason(error)}", permanent=True
+        ) from None
 
 
 def render(delivery: Delivery) -> tuple[str, str, str]:

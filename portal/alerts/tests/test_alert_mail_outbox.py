@@ -79,7 +79,7 @@ def test_a_refused_address_is_kept_failed_and_does_not_hold_up_others(smtp, even
     smtp.mailbox.refuse["nobody@example.org"] = "550 5.1.1 no such user"
     mail(event, TransitionKind.FIRING, "nobody@example.org", "ops@example.org")
     result = deliver_due()
-    assert len(result.sent) == 1 and len(result.refused) == 1
+    assert len(result.sent) == 1 and len(result.failed) == 1
     refused = Delivery.objects.get(address="nobody@example.org")
     assert refused.status == DeliveryStatus.FAILED
     assert "550" in refused.last_error

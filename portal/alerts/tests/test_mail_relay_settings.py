@@ -104,6 +104,8 @@ def test_a_wrong_password_is_reported_at_the_test_mail(client, world, relay):
         ("host", "relay.example.org; rm -rf /", "is not a valid host name"),
         ("from_address", "not-an-address", "Enter a valid email address"),
         ("username", "ostara\r\nMAIL FROM:<x>", "may not hold control characters"),
+        # A valid address (a quoted local part may hold controls), but not in a From header.
+        ("from_address", '"ostara\x01"@example.org', "may not hold control characters"),
     ],
 )
 def test_bad_input_is_refused_at_its_field_and_nothing_is_saved(
