@@ -3,8 +3,10 @@
 Django's mail stack does the SMTP work, through the mail relay an administrator set in
 Settings → Mail (``MailRelaySettings``; the ``EMAIL_*`` settings until then). A failed attempt
 raises ``MailError`` saying whether trying again can help: a server that does not answer, drops
-the line or answers 4xx is temporary; a refusal with an SMTP 5xx code is permanent, and so is a
-message that cannot be written (a header holding a line break, an address the mail package
+the line or answers 4xx is temporary, and so is a relay that refuses its login or sender
+(Settings → Mail is wrong for every mail until an administrator mends it); a refusal of the
+recipient or the message with an SMTP 5xx code is permanent, and so is a message that cannot be
+written (a header holding a line break, an address the mail package
 refuses) or any other error: the same message would fail the same way again.
 """
 
@@ -63,7 +65,21 @@ def send(*, to: str, subject: str, text: str, html: str = "", message_id: str = 
     except smtplib.SMTPRecipientsRefused as error:
         code, reply = next(iter(error.recipients.values()))
         raise MailError(f"{to} refused: {code} {_text(reply)}", permanent=code >= 500) from None
+    except (smtplib.SMTPAuthenticationError, smtplib.SMTPSenderRefused) as error:
+        # The relay's login or sender is wrong: every mail would fail so until an administrator
+        # mends Settings → Mail, then each should go out. Not this mail's fault: it waits.
+        raise MailError(
+            f"the mail relay refused its settings (Settings → Mail): {error.smtp_code} "
+            f"{_text(error.smtp_error)}",
+            permanent=False,
+        ) from None
     except smtplib.SMTPResponseException as error:
+        if error.smtp_code == 530:  # "authentication required": the relay wants a login
+            raise MailError(
+                f"the mail relay wants a login (Settings → Mail): {error.smtp_code} "
+                f"{_text(error.smtp_error)}",
+                permanent=False,
+            ) from None
         raise MailError(
             f"the mail server answered {error.smtp_code} {_text(error.smtp_error)}",
             permanent=error.smtp_code >= 500,

@@ -9,7 +9,9 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from portal.alerts.models import MailRelaySettings
+from portal.alerts.choices import ConditionKind, DeliveryStatus, Severity, TransitionKind
+from portal.alerts.models import Delivery, Event, MailRelaySettings, Rule, Transition
+from portal.alerts.services.outbox import deliver_due
 from portal.alerts.tests.conftest import SmtpServer, free_port
 
 pytestmark = [
@@ -93,8 +95,36 @@ def test_a_wrong_password_is_reported_at_the_test_mail(client, world, relay):
     client.force_login(world["admin"])
     client.post(reverse("alerts:mail-relay"), relay_form(relay, password="not-it"))
     page = send_test_mail(client).content.decode()
-    assert "the mail server answered 535" in page
+    assert "the mail relay refused its settings (Settings → Mail): 535" in page
     assert relay.mailbox.messages == []
+
+
+def test_alert_mail_waits_through_a_wrong_relay_password_and_goes_out_once_it_is_mended(
+    client, world, relay
+):
+    """A wrong login is the relay's settings, not the mail's: every alert mail would otherwise
+    be failed for good until an administrator noticed."""
+    client.force_login(world["admin"])
+    client.post(reverse("alerts:mail-relay"), relay_form(relay, password="not-it"))
+    rule = Rule.objects.create(
+        name="Server red (mail test)", severity=Severity.CRITICAL, condition=ConditionKind.HEALTH
+    )
+    event = Event.objects.create(
+        rule=rule, severity=rule.severity, fingerprint="server:oss02", object_label="oss02"
+    )
+    transition = Transition.objects.create(event=event, kind=TransitionKind.FIRING)
+    delivery = Delivery.objects.create(transition=transition, address="storage@example.org")
+
+    deliver_due()
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.PENDING
+    assert "refused its settings (Settings → Mail): 535" in delivery.last_error
+
+    client.post(reverse("alerts:mail-relay"), relay_form(relay))
+    deliver_due(delivery.next_attempt)
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.SENT
+    assert len(relay.mailbox.messages) == 1
 
 
 @pytest.mark.parametrize(
