@@ -71,7 +71,9 @@ def test_a_strangers_guesses_on_the_page_do_not_lock_the_admin_out(live_server, 
 
     refused = sign_in(live_server.url, stranger, "admin", "pw-admin-123!")
     assert refused.status_code == 200  # the form again, not the dashboard
-    assert "Too many failed sign-ins for user name &#x27;admin&#x27; from your address" in refused.text
+    assert (
+        "Too many failed sign-ins for user name &#x27;admin&#x27; from your address" in refused.text
+    )
     assert re.search(r"try again in (1 minute|\d+ seconds)\.", refused.text)
 
 
@@ -97,7 +99,10 @@ def test_each_further_failure_from_the_strangers_address_doubles_the_wait(live_s
             waits.append(int(answer.headers["Retry-After"]))
             # The wait passes: the failures are made older rather than the test sleeping.
             LoginFailure.objects.update(created=F("created") - timedelta(seconds=waits[-1]))
-    assert waits == [60, 120, 240]
+    # 60, 120, 240 s from the failure (less the moment the answer took on a busy machine)
+    assert len(waits) == 3
+    for wait, doubled in zip(waits, (60, 120, 240), strict=True):
+        assert doubled - 5 < wait <= doubled
     # Once it has passed, the right password signs in from there too.
     assert api(live_server.url, stranger, "admin", "pw-admin-123!").ok
 
