@@ -143,12 +143,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Sign-ins are rate-limited (portal.accounts.authentication): after this many failures for one
-# user name, or from one address, within the window, sign-in is refused until they age out.
+# Sign-ins are rate-limited per address (portal.accounts.authentication): after this many
+# failures for one user name from one address, or for any names from one address, within the
+# window, that address waits the backoff, doubled per further failure up to the maximum.
 AUTHENTICATION_BACKENDS = ["portal.accounts.authentication.RateLimitedModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("OSTARA_LOGIN_FAILURE_LIMIT", 5)
 LOGIN_ADDRESS_FAILURE_LIMIT = env_int("OSTARA_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
-LOGIN_FAILURE_WINDOW_SECONDS = env_int("OSTARA_LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("OSTARA_LOGIN_FAILURE_WINDOW_SECONDS", 3600)
+LOGIN_BACKOFF_SECONDS = env_int("OSTARA_LOGIN_BACKOFF_SECONDS", 60)
+LOGIN_BACKOFF_MAX_SECONDS = env_int("OSTARA_LOGIN_BACKOFF_MAX_SECONDS", 15 * 60)
+for _variable, _value in {
+    "OSTARA_LOGIN_FAILURE_LIMIT": LOGIN_FAILURE_LIMIT,
+    "OSTARA_LOGIN_ADDRESS_FAILURE_LIMIT": LOGIN_ADDRESS_FAILURE_LIMIT,
+    "OSTARA_LOGIN_FAILURE_WINDOW_SECONDS": LOGIN_FAILURE_WINDOW_SECONDS,
+    "OSTARA_LOGIN_BACKOFF_SECONDS": LOGIN_BACKOFF_SECONDS,
+}.items():
+    if _value < 1:
+        raise SettingError(f"{_variable}: must be at least 1, got {_value}")
 # A session ends a working day after sign-in, and after this long without a page asked for
 # (0: no idle limit); the dashboard's own refreshes do not keep it alive.
 SESSION_COOKIE_AGE = env_int("OSTARA_SESSION_SECONDS", 8 * 3600)

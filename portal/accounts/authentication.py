@@ -1,6 +1,7 @@
 """Sign-in with the rate limit, for every way in: the portal's login form and the admin's
-(through the authentication backend) and the API's Basic auth. The limits are in
-``services.login_refusal``; these classes only apply it and say why."""
+(through the authentication backend) and the API's Basic auth. The limits, per address and per
+user name from an address, are in ``services.login_refusal``; these classes only apply them and
+say why."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ from portal.accounts import services
 
 
 class RateLimitedModelBackend(ModelBackend):
-    """Django's user and password check, refused outright while the limit holds; each failure
-    counted."""
+    """Django's user and password check, refused outright while the limit holds for the address
+    it comes from; each failure counted, each refusal audited."""
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         address = services.client_address(request)
-        if services.login_refusal(username, address):
+        through_api = request is not None and request.path.startswith("/api/")
+        refusal = services.login_refusal(username, address)
+        if refusal:
+            services.refuse_sign_in(username, address, refusal.message, through_api=through_api)
             raise PermissionDenied("too many failed sign-ins")  # no other backend is asked
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is None:
-            services.record_login_failure(username, address)
+            services.record_login_failure(username, address, through_api=through_api)
         else:
-            services.forget_login_failures(user.get_username())
+            services.forget_login_failures(user.get_username(), address)
         return user
 
 

@@ -30,8 +30,9 @@ class Preferences(models.Model):
 
 class LoginFailure(models.Model):
     """A sign-in that failed (portal, admin or the API's Basic auth), kept for the rate limit
-    while it is recent. In the database, so every portal process counts the same failures and a
-    Redis outage neither locks everybody out nor lifts the limit."""
+    of its address while it is recent; deleting it lifts the limit. In the database, so every
+    portal process counts the same failures and a Redis outage neither locks everybody out nor
+    lifts the limit."""
 
     username = models.CharField(max_length=150)
     address = models.GenericIPAddressField(null=True, blank=True)

@@ -11,13 +11,15 @@ import math
 import os
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
+from django.db.models import Count, Max
+from django.dispatch import Signal
 from django.utils import timezone
 
 from portal.accounts.choices import Role
@@ -121,7 +123,7 @@ def reset_password(username: str, password_file: Path) -> str:
     keep_password(password_file, password)
     user.set_password(password)
     user.save(update_fields=["password"])
-    forget_login_failures(username)
+    lift_login_limit(username)
     return password
 
 
@@ -149,46 +151,104 @@ def client_address(request) -> str | None:
         return None
 
 
+# Sent for every refused sign-in (a wrong password, or any password while the limit holds), with
+# username, address, through_api and reason. The audit log's app (portal.console) records it: a
+# signal because that app already depends on this one.
+sign_in_refused = Signal()
+
+
 def login_refusal(username: str | None, address: str | None) -> LoginRefusal | None:
-    """Why a sign-in must be refused now whatever its password: too many recent failures for the
-    user name, or from the address. None while it may be tried."""
+    """Why a sign-in from ``address`` must be refused now whatever its password: too many recent
+    failures for the user name from that address, or from that address for any names. None while
+    it may be tried. Other addresses are not concerned, so nobody locks a user out by guessing:
+    the guesser slows down only their own address.
+
+    After the limit-th failure the address waits ``LOGIN_BACKOFF_SECONDS`` from its last failure,
+    twice that after the next one, and so on up to ``LOGIN_BACKOFF_MAX_SECONDS``. Failures are
+    counted only while the address may try, so waiting out a refusal is the only way on."""
     now = timezone.now()
-    window = timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS)
-    counted = (
-        ("username", username, settings.LOGIN_FAILURE_LIMIT, f"user name {username!r}"),
-        ("address", address, settings.LOGIN_ADDRESS_FAILURE_LIMIT, f"address {address}"),
+    recent = LoginFailure.objects.filter(
+        address=address,  # None (an address that cannot be read) is a bucket of its own
+        created__gte=now - timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS),
     )
-    for field, value, limit, what in counted:
-        if not value:
+    shown = address or "an unknown address"
+    counted = (
+        (
+            recent.filter(username=username or ""),
+            settings.LOGIN_FAILURE_LIMIT,
+            f"user name {username!r} from your address ({shown})",
+        ),
+        (recent, settings.LOGIN_ADDRESS_FAILURE_LIMIT, f"your address ({shown})"),
+    )
+    refusals = []
+    for failures, limit, what in counted:
+        seen = failures.aggregate(count=Count("pk"), last=Max("created"))
+        if seen["count"] < limit:
             continue
-        recent: list[datetime] = list(
-            LoginFailure.objects.filter(**{field: value}, created__gte=now - window)
-            .order_by("-created")
-            .values_list("created", flat=True)[:limit]
+        backoff = min(
+            settings.LOGIN_BACKOFF_SECONDS * 2 ** min(seen["count"] - limit, 32),
+            settings.LOGIN_BACKOFF_MAX_SECONDS,
         )
-        if len(recent) >= limit:
-            # Tried again once the limit-th newest failure has left the window.
-            wait = math.ceil((recent[limit - 1] + window - now).total_seconds())
-            minutes = max(1, math.ceil(wait / 60))
-            return LoginRefusal(
-                f"Too many failed sign-ins for {what}: sign-in is refused for "
-                f"{minutes} minute{'s' if minutes != 1 else ''}, even with the right password.",
-                max(1, wait),
+        wait = math.ceil((seen["last"] + timedelta(seconds=backoff) - now).total_seconds())
+        if wait > 0:
+            refusals.append(
+                LoginRefusal(
+                    f"Too many failed sign-ins for {what}: try again in {_duration(wait)}. "
+                    "Sign-in from other addresses is not affected.",
+                    wait,
+                )
             )
-    return None
+    return max(refusals, key=lambda refusal: refusal.retry_after_seconds, default=None)
 
 
-def record_login_failure(username: str | None, address: str | None) -> None:
+def _duration(seconds: int) -> str:
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = math.ceil(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def record_login_failure(
+    username: str | None, address: str | None, *, through_api: bool = False
+) -> None:
+    """A wrong password (or unknown user name): counted for the limit and audited."""
     now = timezone.now()
     window = timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS)
     LoginFailure.objects.filter(created__lt=now - window).delete()
     LoginFailure.objects.create(username=(username or "")[:150], address=address, created=now)
+    refusal = login_refusal(username, address)
+    reason = "Wrong password or unknown user name."
+    if refusal:
+        reason += f" {refusal.message}"
+    refuse_sign_in(username, address, reason, through_api=through_api)
 
 
-def forget_login_failures(username: str) -> None:
-    """A successful sign-in or a new password starts the user name's count again (the
-    address's stays: it may be trying many names)."""
-    LoginFailure.objects.filter(username=username).delete()
+def refuse_sign_in(
+    username: str | None, address: str | None, reason: str, *, through_api: bool = False
+) -> None:
+    """Tell the audit log that a sign-in was refused, and why."""
+    sign_in_refused.send(
+        sender=LoginFailure,
+        username=username or "",
+        address=address,
+        through_api=through_api,
+        reason=reason,
+    )
+
+
+def forget_login_failures(username: str, address: str | None) -> int:
+    """The failures of the user name from the address are forgotten: after a successful sign-in
+    from there (the address's failures for other names stay: it may be trying many names), or
+    when an administrator lifts the limit. Returns how many."""
+    deleted, _ = LoginFailure.objects.filter(username=username, address=address).delete()
+    return deleted
+
+
+def lift_login_limit(username: str) -> int:
+    """An administrator lifts the limit of a user name from every address (a new password from
+    ``manage.py ostara_password`` does). Returns how many failures were forgotten."""
+    deleted, _ = LoginFailure.objects.filter(username=username).delete()
+    return deleted
 
 
 def tour_pending(user) -> bool:

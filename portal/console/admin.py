@@ -9,7 +9,15 @@ from portal.console.models import AuditEntry, DriveReplacement, Maintenance
 class AuditEntryAdmin(admin.ModelAdmin):
     """Read only: an audit log that can be edited is no audit log."""
 
-    list_display = ("created", "username", "act", "object_kind", "object_name", "job")
+    list_display = (
+        "created",
+        "username",
+        "remote_addr",
+        "act",
+        "object_kind",
+        "object_name",
+        "job",
+    )
     list_filter = ("act", "object_kind", "via")
     search_fields = ("username", "object_name", "summary")
 

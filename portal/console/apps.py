@@ -9,4 +9,8 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Management console"
 
     def ready(self) -> None:
+        from portal.accounts.services import sign_in_refused
         from portal.console import jobs  # noqa: F401  (registers the console's job kinds)
+        from portal.console.services import audit_refused_sign_in
+
+        sign_in_refused.connect(audit_refused_sign_in, dispatch_uid="console-audit-sign-in")

@@ -16,6 +16,7 @@ class Act(models.TextChoices):
     DRIVE_REPLACE = "drive_replace", "Drive replaced"
     SET_PARAM = "set_param", "Parameter set"
     REVERT_PARAM = "revert_param", "Parameter reverted"
+    SIGN_IN_REFUSED = "sign_in_refused", "Sign-in refused"
 
 
 class ObjectKind(models.TextChoices):
@@ -25,6 +26,7 @@ class ObjectKind(models.TextChoices):
     ARRAY = "array", "Array"
     DRIVE = "drive", "Drive"
     PARAMETER = "parameter", "Parameter"
+    USER = "user", "User"
 
 
 class Via(models.TextChoices):

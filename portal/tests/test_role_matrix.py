@@ -457,9 +457,10 @@ def matrix(world, rack_inventory, metrics_db, settings, tmp_path, monkeypatch): 
     StatusChange.objects.create(key="server:1", kind="server", name="oss01", new="green", at=now)
     for single_row in (HealthSettings, RetentionSettings, AnalyticsSettings):
         single_row.load()
-    from portal.accounts.models import Preferences
+    from portal.accounts.models import LoginFailure, Preferences
 
     Preferences.objects.get_or_create(user=world[ADMIN])
+    LoginFailure.objects.create(username="nobody", address="192.0.2.1")
     caught = mailbox.Maildir(tmp_path / "caught", create=True)
     message = EmailMessage()
     message["To"], message["Subject"] = "ops@example.com", "matrix"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from portal.accounts.services import client_address
-from portal.console.choices import Via
+from portal.console.choices import Act, ObjectKind, Via
 from portal.console.models import AuditEntry
 from portal.inventory.models import Server, ServerPair
 from portal.inventory.services import ansible_inventory
@@ -99,6 +99,22 @@ def audit(
         details=details or {},
         job=job,
         reverts=reverts,
+    )
+
+
+def audit_refused_sign_in(
+    sender, *, username: str, address: str | None, through_api: bool, reason: str, **kwargs
+) -> None:
+    """A refused sign-in (``portal.accounts.services.sign_in_refused``): nobody is signed in, so
+    the entry names the user name tried as its object and the address it came from."""
+    AuditEntry.objects.create(
+        username="anonymous",
+        via=Via.API if through_api else Via.WEB,
+        remote_addr=address,
+        act=Act.SIGN_IN_REFUSED,
+        object_kind=ObjectKind.USER,
+        object_name=username[:200],
+        summary=reason,
     )
 
 
