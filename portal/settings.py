@@ -99,6 +99,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After the user is known; static files (WhiteNoise, above) never reach it.
+    "portal.cache_control.CacheControlMiddleware",
     "portal.accounts.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # After the messages (it leaves one); before any view, so LoginRequired sees the sign-out.
