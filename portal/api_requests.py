@@ -5,6 +5,9 @@ it needs.
   ``POST`` holds only a form's fields. On DRF's request, ``POST`` parses the whole body, so a
   browser session's body was read before the permission check: a viewer's JSON nested a
   thousand deep was a server error instead of the 403 it is due.
+- ``NameField``: a name looked up as it was sent. DRF trims a ``CharField``, so "oss01\n" was
+  read as oss01 and acted on; a name with a space or control character at either end, or a
+  control character inside, is refused naming the field.
 - ``DepthLimitedJSONParser``: DRF's JSON parser, but arrays and objects nested deeper than
   ``MAX_JSON_DEPTH`` are a 400 before Python's parser meets them (a thousand levels made it
   raise RecursionError). No body the API takes nests more than a few levels.
@@ -14,10 +17,11 @@ from __future__ import annotations
 
 import io
 import re
+import unicodedata
 
 from django.conf import settings
 from drf_spectacular.authentication import SessionScheme
-from rest_framework import authentication
+from rest_framework import authentication, serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -54,6 +58,20 @@ class ApiSessionScheme(SessionScheme):
     registered)."""
 
     target_class = SessionAuthentication
+
+
+class NameField(serializers.CharField):
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data) -> str:
+        name = super().to_internal_value(data)
+        if name != name.strip() or any(unicodedata.category(c) == "Cc" for c in name):
+            raise serializers.ValidationError(
+                "a name has no spaces or newlines at its ends and no control characters"
+            )
+        return name
 
 
 class DepthLimitedJSONParser(JSONParser):

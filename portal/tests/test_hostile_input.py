@@ -216,3 +216,15 @@ def test_the_refreshes_with_an_etag_are_kept_only_to_be_asked_again(portal):
         )
         assert again.status_code == 304, path
         assert again.headers["Cache-Control"] == "private, no-cache", path
+
+
+def test_a_name_with_a_trailing_newline_is_refused_not_trimmed_and_looked_up(portal):
+    from portal.inventory.services import save_plans
+    from portal.inventory.tests.conftest import load_spec
+
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")])
+    response = portal("operator").post(
+        portal.url + "/api/v1/surveys/", json={"ssu": "ssu01\n", "confirm": True}, timeout=30
+    )
+    assert response.status_code == 400
+    assert "newlines" in response.json()["ssu"][0]
