@@ -98,7 +98,7 @@ start)
     start_daemon beat "$venv/celery" -A workers.celery_app beat --loglevel INFO \
         --schedule "$OSTARA_RUN_DIR/celerybeat-schedule"
     start_daemon portal "$venv/gunicorn" portal.wsgi:application \
-        --bind "127.0.0.1:$OSTARA_PORTAL_PORT" --workers 3 --timeout 120 \
+        --config "$OSTARA_HOME/deploy/gunicorn.conf.py" --bind "127.0.0.1:$OSTARA_PORTAL_PORT" --workers 3 --timeout 120 \
         --access-logfile "$logs/portal-access.log"
     wait_until 60 "the portal" portal_answers
     build_first_ssu

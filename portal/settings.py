@@ -99,6 +99,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After the user is known; static files (WhiteNoise, above) never reach it.
+    "portal.cache_control.CacheControlMiddleware",
     "portal.accounts.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # After the messages (it leaves one); before any view, so LoginRequired sees the sign-out.
@@ -309,12 +311,19 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Basic first, so an unauthenticated client gets 401 with a challenge, not 403.
         "portal.accounts.authentication.RateLimitedBasicAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        # DRF's, but the body is read after the permission check (portal/api_requests.py).
+        "portal.api_requests.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "portal.pagination.Pages",
     "PAGE_SIZE": 100,
+    # JSON nested past a sane depth is a 400, not a RecursionError.
+    "DEFAULT_PARSER_CLASSES": [
+        "portal.api_requests.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Ostara API",

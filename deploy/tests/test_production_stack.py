@@ -162,6 +162,8 @@ def test_a_probe_on_the_server_itself_asks_gunicorn_for_healthz_directly(applian
     response = requests.get(f"{appliance['portal']}/healthz", allow_redirects=False, timeout=30)
     assert response.status_code in (200, 503), response.text[:300]
     assert response.json()["services"]["database"]["detail"] == "postgresql answers"
+    # The unit's gunicorn (deploy/gunicorn.conf.py) does not name itself.
+    assert "Server" not in response.headers
 
 
 def test_static_files_come_through_nginx(appliance):

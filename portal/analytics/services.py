@@ -24,17 +24,14 @@ from portal.health.models import HealthSettings
 from portal.health.services.charts import sources_for
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import Filesystem, Server, Target
+from portal.query_numbers import BadParameter, time_in_range
 from sensors import schema
 
 MAX_WINDOW_SECONDS = 366 * 86400
 
 
-class WindowError(ValueError):
+class WindowError(BadParameter):
     """A window that cannot be read; ``field`` names the parameter at fault."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -60,21 +57,21 @@ def _iso(epoch: float) -> str:
 
 
 def parse_time(field: str, text: str) -> float:
-    """Epoch seconds or an ISO 8601 time (UTC when it names no zone)."""
+    """Epoch seconds or an ISO 8601 time (UTC when it names no zone), from 1970 to 2200."""
     text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise WindowError(
-            field, f"{text!r} is not a time (2026-11-23T08:00:00Z or epoch seconds)"
-        ) from None
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise WindowError(
+                field, f"{text!r} is not a time (2026-11-23T08:00:00Z or epoch seconds)"
+            ) from None
+        return time_in_range(field, seconds, text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return time_in_range(field, moment.timestamp(), text)
 
 
 def parse_window(params, now: float | None = None) -> Window:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from django.forms import modelform_factory
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
@@ -18,6 +18,7 @@ from portal import chart_rows, influx
 from portal.analytics import choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem
+from portal.query_numbers import BadParameter, epoch_seconds
 from portal.settings_page import single_row_settings
 from sensors import schema
 
@@ -36,7 +37,7 @@ def view(request, name: str):
     try:
         window = services.parse_window(request.GET)
         filesystem = services.filesystem_of(request.GET)
-    except services.WindowError as error:
+    except BadParameter as error:
         context.update(error=str(error), field=error.field, window=None)
         return render(request, "analytics/view.html", context, status=400)
     context.update(window=window, filesystem=filesystem, query=_query(window, filesystem))
@@ -267,9 +268,12 @@ def cell(request):
     by = request.GET.get("by", "server")
     name = request.GET.get("name", "")
     try:
-        start, end = float(request.GET["start"]), float(request.GET["end"])
-    except (KeyError, ValueError):
-        raise Http404("a cell is named by its start and end") from None
+        start = epoch_seconds("start", request.GET.get("start", ""))
+        end = epoch_seconds("end", request.GET.get("end", ""))
+        if end - start > services.MAX_WINDOW_SECONDS:
+            raise BadParameter("end", "a cell is at most a year long")
+    except BadParameter as error:
+        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
     if by not in ("server", "target") or not name or end <= start:
         raise Http404("a cell is a server or a target and a time range")
     try:

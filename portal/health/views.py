@@ -5,6 +5,8 @@ things up and render; the colours come from the cache the engine keeps
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db.models import Model
@@ -114,9 +116,10 @@ def overview_etag(request, *args, **kwargs) -> str | None:
         return None
     # The banner of an InfluxDB outage changes the panel while the colours stay as they were.
     since = influx.unavailable_since()
-    return (
-        f"{tag}-{request.GET.get('fs', '')}-{request.user.pk}-{since.timestamp() if since else ''}"
-    )
+    # The filesystem as asked, hashed: it is any text, and a header holds no control character
+    # or quote (gunicorn refuses the answer, Django refuses CR and LF).
+    wanted = hashlib.sha256(request.GET.get("fs", "").encode(errors="replace")).hexdigest()[:16]
+    return f"{tag}-{wanted}-{request.user.pk}-{since.timestamp() if since else ''}"
 
 
 def _walk(node: dict):

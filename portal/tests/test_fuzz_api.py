@@ -1,6 +1,9 @@
 """Schemathesis against the API's own OpenAPI schema, in-process through the WSGI app, signed
-in as an operator (no operation of the API is for administrators only): every operation and
-method, no 5xx, every response as the schema describes it.
+in as a viewer and as an operator (no operation of the API is for administrators only): every
+operation and method, no 5xx, every response as the schema describes it. Then what schemathesis
+does not send: every query parameter of the API and of the pages given numbers that are not
+numbers (NaN, infinities, past any float or integer), and every write given JSON nested past
+any sane depth, from a browser's session (whose CSRF check came before the permission's).
 
 Each example runs in a transaction rolled back afterwards. Nothing touches a rack: the one
 place that runs ansible is replaced by a rack that cannot be reached, which keeps what it was
@@ -12,19 +15,30 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 import schemathesis
 import schemathesis.config
 from django.core import signals
 from django.db import close_old_connections, transaction
+from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
+from hypothesis import given
+from hypothesis import strategies as st
 
 from portal.health.tests.conftest import metrics_db  # noqa: F401
 from portal.wsgi import application
 from provisioning.runner import PlaybookResult
-from provisioning.tests.fuzzing import SHELL_SAFE, examples
+from provisioning.tests.fuzzing import (
+    SHELL_SAFE,
+    deep_json_texts,
+    examples,
+    hostile_number_strings,
+    hostile_text,
+)
 
 # Reports read a fresh InfluxDB database of their own.
 pytestmark = [pytest.mark.fuzz, pytest.mark.services, pytest.mark.usefixtures("metrics_db")]
@@ -45,9 +59,8 @@ CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
         }
     }
 )
-schema = schemathesis.openapi.from_dict(
-    SchemaGenerator().get_schema(request=None, public=True), config=CONFIG
-)
+API = SchemaGenerator().get_schema(request=None, public=True)
+schema = schemathesis.openapi.from_dict(API, config=CONFIG)
 schema.app = application  # in-process, through the WSGI app, as from_wsgi would load it
 # Modules that run playbooks, each with its own import of the runner.
 PLAYBOOK_CALLERS = [
@@ -56,6 +69,9 @@ PLAYBOOK_CALLERS = [
     "portal.surveys.services",
     "portal.inventory.provisioning",
 ]
+
+
+ROLES = ("viewer", "operator")
 
 
 def strings_in(value) -> list[str]:
@@ -95,8 +111,9 @@ def api_world(services, world, unreachable_rack, settings):
     settings.DEBUG_PROPAGATE_EXCEPTIONS = True  # a server error fails with its traceback
     # Basic auth checks the password on every request: a fast hash keeps the examples many.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    world["operator"].set_password("pw-operator-123!")
-    world["operator"].save()
+    for role in ROLES:
+        world[role].set_password(f"pw-{role}-123!")
+        world[role].save()
     for signal in (signals.request_started, signals.request_finished):
         signal.disconnect(close_old_connections)
     yield world
@@ -110,11 +127,88 @@ def basic_auth(username: str) -> dict[str, str]:
 
 
 @schema.parametrize()
+@pytest.mark.parametrize("role", ROLES)
 @examples(10)
-def test_every_operation_answers_as_its_schema_says(case, api_world, unreachable_rack):
+def test_every_operation_answers_as_its_schema_says(case, role, api_world, unreachable_rack):
     with transaction.atomic():
-        case.call_and_validate(base_url="http://localhost", headers=basic_auth("operator"))
+        case.call_and_validate(base_url="http://localhost", headers=basic_auth(role))
         transaction.set_rollback(True)
     for playbook, variables in unreachable_rack:
         for text in strings_in(variables):
             assert SHELL_SAFE.fullmatch(text), f"{playbook} was given {text!r}"
+
+
+def _example_path(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "1", path)
+
+
+# Every query parameter of every read the API offers, from its schema: a new one is fuzzed too.
+API_QUERIES = sorted(
+    (_example_path(path), parameter["name"])
+    for path, operations in API["paths"].items()
+    if "get" in operations
+    for parameter in operations["get"].get("parameters", [])
+    if parameter["in"] == "query"
+)
+# The pages' query parameters (no schema lists them), with what the page needs besides.
+CELL = "/analytics/cell/?by=server&name=oss01&start=1700000000&end=1700000300"
+PAGE_QUERIES = [
+    *(("/analytics/load/", name) for name in ("since", "until", "window", "fs")),
+    *(("/analytics/capacity/", name) for name in ("since", "until")),
+    *((CELL, name) for name in ("start", "end", "fs")),
+    ("/health/overview/", "fs"),
+    ("/", "fs"),
+    ("/health/charts/throughput/?kind=filesystem&name=scratch", "range"),
+    ("/surveys/compare/", "a"),
+    ("/surveys/compare/?a=1", "b"),
+    *(("/alerts/history/", name) for name in ("page", "since", "rule", "severity")),
+    *(("/console/audit/", name) for name in ("page", "since", "until")),
+]  # fmt: skip
+# Every write the API offers.
+API_WRITES = sorted(
+    (_example_path(path), method)
+    for path, operations in API["paths"].items()
+    for method in operations
+    if method in ("post", "put", "patch")
+)
+# A browser's CSRF token (a secret of our own, as cookie and header).
+CSRF = "fuzz0csrf0secret0abcdefghijklmno"
+
+
+def browser(user, csrf: bool = False) -> Client:
+    """A browser signed in as ``user`` (a session cookie); with ``csrf``, its CSRF token checked
+    as on the running portal."""
+    client = Client(enforce_csrf_checks=csrf, HTTP_X_CSRFTOKEN=CSRF)
+    client.cookies["csrftoken"] = CSRF
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("role", ROLES)
+@examples(20)
+@given(
+    target=st.sampled_from(API_QUERIES + PAGE_QUERIES),
+    value=st.one_of(hostile_number_strings, hostile_text()),
+)
+def test_no_query_parameter_makes_a_server_error(role, target, value, api_world):
+    path, name = target
+    query = urlencode({name: value})  # after what the path asks already, which it overrides
+    response = browser(api_world[role]).get(f"{path}{'&' if '?' in path else '?'}{query}")
+    assert response.status_code < 500, (path, name, value)
+    assert response.status_code in (200, 302, 400, 403, 404), (path, name, value)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@examples(10)
+@given(target=st.sampled_from(API_WRITES), body=deep_json_texts)
+def test_json_nested_past_any_sane_depth_is_refused(role, target, body, api_world):
+    path, method = target
+    client = browser(api_world[role], csrf=True)
+    with transaction.atomic():
+        response = getattr(client, method)(path, body, content_type="application/json")
+        transaction.set_rollback(True)
+    if role == "viewer":
+        assert response.status_code == 403, (method, path)  # before the body is read
+    else:
+        # Refused, or the object the path names is not there (looked up before the body).
+        assert response.status_code in (400, 404), (method, path, response.status_code)

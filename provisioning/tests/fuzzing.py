@@ -33,12 +33,20 @@ def examples(default: int) -> settings:
     )
 
 
+# Something a shell, a parser, a template engine or a command's options would trip on: shell
+# metacharacters, control characters (C0, DEL, C1, Unicode line separators), ansible/Jinja
+# templates, and option-like words (placed before a valid value they make it start with "-").
+TROUBLE = [
+    "\n", "\r", "\r\n", " ", "\t", "\x00", "\x7f", "\x85", "\u2028", ";", "|", "&", "$", "`",
+    "<", ">", "'", '"', "\\", "$(id)", "; rm -rf /", "\u00a0", "\u200b", "é", "٣", "\ufeff", "*",
+    "\x1b[31m", "{{ lookup('pipe','id') }}", "{% raw %}", "{{", "{%", "{#", "-", "-x", "--help",
+    "-R", "--",
+]  # fmt: skip
+
+
 def _around(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """A valid value with something a shell or a parser would trip on before, inside or after."""
-    trouble = st.sampled_from(
-        ["\n", "\r", " ", "\t", "\x00", ";", "|", "&", "$", "`", "<", ">", "'", '"', "\\",
-         "$(id)", "; rm -rf /", "\u00a0", "\u200b", "é", "٣", "\ufeff", "*", "\x1b[31m"]
-    )  # fmt: skip
+    trouble = st.sampled_from(TROUBLE)
     return st.one_of(
         st.tuples(valid, trouble).map("".join),
         st.tuples(trouble, valid).map("".join),
@@ -59,12 +67,50 @@ def hostile_text(*valid_patterns: str) -> st.SearchStrategy[str]:
     )
 
 
+# Numbers as a URL's query or a form carries them: not numbers at all, infinities, past any
+# float or 64-bit integer, negative, in notations float() reads and int() does not.
+hostile_number_strings = st.one_of(
+    st.sampled_from(
+        [
+            "nan",
+            "NaN",
+            "-nan",
+            "inf",
+            "-inf",
+            "Infinity",
+            "-Infinity",
+            "1e308",
+            "-1e308",
+            "1e309",
+            "1e20",
+            "1e-400",
+            "-1",
+            "0",
+            "-0",
+            "2147483648",
+            "9223372036854775808",
+            "99999999999999999999999",
+            "1.5",
+            "1e3",
+            "0x10",
+            "1_000",
+            "١٢",
+            " 1",
+            "1\n",
+            "",
+        ]
+    ),  # fmt: skip
+    st.floats().map(repr),
+    st.integers(min_value=-(2**80), max_value=2**80).map(str),
+)
+
 json_scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
     st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(),
+    st.floats(),  # NaN and the infinities among them: json.dumps writes NaN, Infinity
+    st.sampled_from([1e308, -1e308, 2**63, -(2**63) - 1, 2**64]),
     hostile_text(),
 )
 json_values = st.recursive(
@@ -75,11 +121,25 @@ json_values = st.recursive(
     max_leaves=12,
 )
 
+
+def _nest(depth: int, brackets: tuple[str, str], inner: str) -> str:
+    opening, closing = brackets
+    return opening * depth + inner + closing * depth
+
+
+deep_json_texts = st.builds(
+    _nest,
+    st.one_of(st.integers(min_value=65, max_value=2000), st.just(100_000)),
+    st.sampled_from([("[", "]"), ('{"a": ', "}"), ('[{"a": ', "}]")]),
+    json_values.map(json.dumps),
+)
+
 # The bytes of a spec file: anything, nesting deeper than Python's parser goes, or JSON of any
 # shape, whole or as one field of a spec.
 spec_files = st.one_of(
     st.binary(max_size=2000),
     st.just(b"[" * 100_000),
+    deep_json_texts.map(str.encode),
     json_values.map(lambda value: json.dumps(value).encode()),
     json_values.map(lambda value: json.dumps({"filesystem": "scratch", "ssu": value}).encode()),
 )

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from portal import influx
 from portal.analytics import services
 from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerializer
+from portal.query_numbers import BadParameter
 
 
 class AnalyticsViewSet(viewsets.ViewSet):
@@ -27,7 +28,7 @@ class AnalyticsViewSet(viewsets.ViewSet):
         try:
             window = services.parse_window(request.query_params)
             filesystem = services.filesystem_of(request.query_params)
-        except services.WindowError as error:
+        except BadParameter as error:
             return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         try:
             return Response(services.report(window, filesystem))

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from portal.api_requests import NameField
 from portal.surveys import choices
 from portal.surveys.models import Survey, SurveyResult
 
@@ -65,11 +66,11 @@ class SurveySerializer(serializers.ModelSerializer):
 class StartSurveySerializer(serializers.Serializer):
     """What starting a survey takes; the service checks the values and names the field."""
 
-    ssu = serializers.CharField(help_text="the SSU (OSS pair) to survey")
+    ssu = NameField(help_text="the SSU (OSS pair) to survey")
     scope = serializers.ChoiceField(choices=choices.Scope.choices, default=choices.Scope.SSU)
-    server = serializers.CharField(required=False, help_text="scope=server: the OSS")
+    server = NameField(required=False, help_text="scope=server: the OSS")
     targets = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="scope=targets: OST labels"
+        child=NameField(), required=False, help_text="scope=targets: OST labels"
     )
     size_mb = serializers.IntegerField(required=False)
     rsz_lo_kib = serializers.IntegerField(required=False)
