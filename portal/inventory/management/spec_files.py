@@ -22,10 +22,12 @@ def read_spec(source: str | Path) -> object:
 
 
 def read_password(password_file: Path | None) -> str:
-    """The BMC password kept in ``password_file``; empty without one."""
+    """The BMC password kept in ``password_file``, as typed less its line end; empty without."""
     if password_file is None:
         return ""
     try:
-        return password_file.read_text().strip()
+        # Only the line's end goes: spaces are part of a password (the planner refuses them at
+        # its ends, saying so, rather than have them silently changed here).
+        return password_file.read_text().removesuffix("\n")
     except OSError as error:
         raise CommandError(f"{password_file}: {error}") from None
