@@ -28,6 +28,8 @@ def read_password(password_file: Path | None) -> str:
     try:
         # Only the line's end goes: spaces are part of a password (the planner refuses them at
         # its ends, saying so, rather than have them silently changed here).
-        return password_file.read_text().removesuffix("\n")
-    except OSError as error:
+        # newline="": a carriage return is kept, and refused, rather than read as a line end.
+        with open(password_file, encoding="utf-8", newline="") as handle:
+            return handle.read().removesuffix("\n")
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8
         raise CommandError(f"{password_file}: {error}") from None
