@@ -30,8 +30,9 @@ INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 # The MGT's label (Lustre's own); OSTs and MDTs are <fsname>-<OST|MDT><index in 4 hex digits>.
 MGS_LABEL = "MGS"
 TARGET_LABEL = re.compile(r"^(?P<fs>[a-z][a-z0-9_]{0,7})-(?P<kind>OST|MDT)(?P<index>[0-9a-f]{4})$")
-# A BMC or PDU user as ipmitool and the fence agents are given it (in argv and the CIB).
-FENCE_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+# A BMC or PDU user as ipmitool and the fence agents are given it (in argv and the CIB); never
+# starting with '-', which ipmitool would read as an option (`-U -x`).
+FENCE_USER = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,31}$")
 PDU_OUTLET = re.compile(r"^(?P<pdu>[^:]+):(?P<outlet>[0-9]+)$")
 MAX_PDU_OUTLET = 999
 
@@ -153,10 +154,28 @@ def interface_problem(name: str) -> str | None:
 def fence_user_problem(name: str) -> str | None:
     if FENCE_USER.fullmatch(name):
         return None
+    if name.startswith("-"):
+        return f"{name!r} begins with '-', which ipmitool and the fence agents read as an option"
     return (
         f"{name!r} is not a BMC user name the fence agents accept: 1 to 32 letters, digits, "
-        "'_', '.' or '-'"
+        "'_', '.' or '-', not starting with '-'"
     )
+
+
+def fence_password_problem(password: str) -> str | None:
+    """A BMC password: any printable text. It travels only as a file's content (never a
+    template, never a command's argument), so quotes, '$', '\\', '{{' and spaces are all fine;
+    a line break or other control character would end or corrupt the one line the fence
+    agents read, and they drop spaces at its end (fence agents strip the password they read)."""
+    bad = next((c for c in password if not c.isprintable()), None)
+    if bad is not None:
+        return (
+            f"the password holds the control or invisible character {bad!r}: the fence agents "
+            "read one line of printable text"
+        )
+    if password != password.strip():
+        return "the password begins or ends with a space, which the fence agents would drop"
+    return None
 
 
 def target_label(filesystem: str, kind: str, index: int) -> str:

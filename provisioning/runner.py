@@ -2,14 +2,24 @@
 
 Each run gets its own private data directory in the standard layout (``project/`` pointing at
 ``provisioning/ansible/project``, ``inventory/``, ``env/``), streams ansible's output line by
-line to a callback while the playbook runs, and is removed afterwards: ansible-runner keeps
-the extra variables (BMC passwords among them) and the whole environment in there.
+line to a callback while the playbook runs, and is removed afterwards.
+
+Nothing the portal hands to ansible is ever a template (issue 28): ansible-core renders extra
+variables and inventory variables as Jinja, so a BMC password of ``{{ lookup('pipe','id') }}``
+would run on the appliance. The extra variables and the inventory are therefore written as YAML
+documents tagged ``!unsafe``: ansible then holds every string in them (keys too) as plain data
+however a playbook combines it; callers cannot forget it because it happens here, for every value.
+
+Secrets (BMC passwords) do not travel as variables at all: ``secrets`` are written, one 0600 file
+each, into a 0700 directory of their own beside the run (``ostara_secret_dir``), which playbooks
+copy to the hosts with ``copy src=`` (verbatim, never rendered), and which is removed when the
+playbook ends, however it ends.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -18,8 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ansible_runner
+import yaml
 
 PROJECT_DIR = Path(__file__).resolve().parent / "ansible" / "project"
+# The variable naming the directory of the run's secret files; the runner's alone.
+SECRET_DIR_VARIABLE = "ostara_secret_dir"
+# A secret's file name, as the fence-secret helper on the servers accepts it.
+SECRET_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
 
 
 @dataclass
@@ -61,23 +76,38 @@ def run_playbook(
     on_output: Callable[[str], None] = lambda line: None,
     timeout_seconds: int | None = None,
     cancel: Callable[[], bool] | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> PlaybookResult:
     """Run ``playbook`` (a file name in the project) against ``inventory`` (ansible's JSON form).
 
-    ``on_output`` receives ansible's own output as it comes. ``cancel`` is polled by
-    ansible-runner; returning True stops the run.
+    Every string of ``inventory`` and ``extravars`` reaches the playbook as data, never as a
+    template. ``secrets`` maps a file name to its exact content; the playbook finds the files in
+    the directory ``ostara_secret_dir`` for as long as it runs. ``on_output`` receives ansible's
+    own output as it comes. ``cancel`` is polled by ansible-runner; returning True stops the run.
     """
     if not (PROJECT_DIR / playbook).is_file():
         raise FileNotFoundError(f"no playbook {playbook} in {PROJECT_DIR}")
+    for name in secrets or {}:
+        if not SECRET_NAME.fullmatch(name):
+            raise ValueError(f"bad secret name {name!r}: letters, digits, '.', '_' and '-' only")
+    if SECRET_DIR_VARIABLE in (extravars or {}):
+        raise ValueError(f"{SECRET_DIR_VARIABLE} is set by the runner, not by its callers")
     work_dir.mkdir(parents=True, exist_ok=True)
     private = Path(tempfile.mkdtemp(prefix="ansible-", dir=work_dir))
-    os.chmod(private, 0o700)
+    secret_dir = Path(tempfile.mkdtemp(prefix="secrets-", dir=work_dir))  # mode 0700
     try:
+        os.chmod(private, 0o700)
+        for name, text in (secrets or {}).items():
+            _write_private(secret_dir / name, text)
         (private / "project").symlink_to(PROJECT_DIR)
         (private / "inventory").mkdir()
-        (private / "inventory" / "hosts.json").write_text(json.dumps(inventory))
+        (private / "inventory" / "hosts.yml").write_text(as_data_only(inventory))
         (private / "env").mkdir()
-        _write_private(private / "env" / "extravars", json.dumps(extravars or {}))
+        # ansible-runner passes this file as `-e @env/extravars`, read by ansible's YAML loader.
+        _write_private(
+            private / "env" / "extravars",
+            as_data_only({**(extravars or {}), SECRET_DIR_VARIABLE: str(secret_dir)}),
+        )
 
         facts: dict[str, dict] = {}
 
@@ -126,9 +156,23 @@ def run_playbook(
         )
     finally:
         shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def as_data_only(value: object) -> str:
+    """``value`` (JSON-shaped: dicts, lists, strings, numbers, booleans, None) as YAML that
+    ansible reads as data only: the document is tagged ``!unsafe`` (ansible-core's mark for
+    what it must never render), which its loader carries to every string inside, keys included.
+
+    The tag is on the document, not on each string: ansible resolves a tagged scalar as if it
+    were plain, so a password "123" or "on" tagged alone would arrive as a number or a boolean.
+    """
+    return "--- !unsafe\n" + yaml.safe_dump(
+        value, allow_unicode=True, sort_keys=False, width=1 << 30
+    )
 
 
 def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -113,6 +113,9 @@ class Server(models.Model):
             errors["bmc_address"] = problem
         if problem := names.pdu_outlet_problem(self.pdu_outlet):
             errors["pdu_outlet"] = problem
+        # It reaches ipmitool's argv (the sensor) and the CIB: never an option such as -x.
+        if self.bmc_username and (problem := names.fence_user_problem(self.bmc_username)):
+            errors["bmc_username"] = problem
         if errors:
             raise ValidationError(errors)
 

@@ -41,6 +41,8 @@ class ProvisioningContext:
     pairs: list[ServerPair]
     inventory: dict
     variables: dict
+    # Secret file name -> content, handed to the runner as files, never as variables.
+    secrets: dict[str, str]
 
     @classmethod
     def for_job(cls, job: Job) -> ProvisioningContext:
@@ -52,6 +54,7 @@ class ProvisioningContext:
             pairs=pairs,
             inventory=ansible_inventory(pairs, settings.VIRTUAL_RACK),
             variables=playbook_variables(pairs),
+            secrets=fence_secrets(pairs),
         )
 
 
@@ -67,6 +70,7 @@ def run_playbook_step(run: StepRun) -> None:
         work_dir=settings.ANSIBLE_WORK_DIR,
         on_output=console.write,
         cancel=None,
+        secrets=context.secrets,
     )
     console.say(result.summary())
     if not result.succeeded:
@@ -116,13 +120,12 @@ def fence_user(pair: ServerPair) -> dict | None:
 
 def playbook_variables(pairs: list[ServerPair]) -> dict:
     """What the playbooks need beyond the inventory: each pair's plan and cluster
-    configuration, the MGS NIDs, and the BMC secrets (tasks that use them log nothing)."""
+    configuration and the MGS NIDs. No secret: those are ``fence_secrets``."""
     variables: dict = {
         "ostara_plans": {},
         "ostara_cibs": {},
         "ostara_layouts": {},
         "ostara_targets": {},
-        "ostara_fence_secrets": {},
         "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
         "ostara_sensor_source": str(SENSOR_SOURCE),
         "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
@@ -138,10 +141,19 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
         variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
         variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
-        for server in pair.servers.all():
-            if server.bmc_password_encrypted:
-                variables["ostara_fence_secrets"][f"bmc-{server.hostname}"] = server.bmc_password
     return variables
+
+
+def fence_secrets(pairs: list[ServerPair]) -> dict[str, str]:
+    """The files ha.yml copies verbatim to /etc/ostara/fence on both servers of each pair:
+    ``bmc-<host>`` holds that server's BMC password and a newline (the fence-secret helper
+    prints its first line). The runner keeps them in a 0600 file for the run only."""
+    return {
+        f"bmc-{server.hostname}": server.bmc_password + "\n"
+        for pair in pairs
+        for server in pair.servers.all()
+        if server.bmc_password_encrypted
+    }
 
 
 def start_provisioning(

@@ -222,9 +222,11 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
     plan = plan_for_inventory(spec)
     bmc_credentials = bmc_credentials or {}
     for index, entry in enumerate(plan["servers"]):
-        user = bmc_credentials.get(entry["hostname"], ("", ""))[0]
+        user, password = bmc_credentials.get(entry["hostname"], ("", ""))
         if user and (problem := names.fence_user_problem(user)):
             raise SpecError({f"servers[{index}].bmc_user": problem})
+        if password and (problem := names.fence_password_problem(password)):
+            raise SpecError({f"servers[{index}].bmc_password": problem})
     catalogue = sync_catalogue()
 
     if plan["role"] == PairKind.MDS:

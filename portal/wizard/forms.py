@@ -77,6 +77,8 @@ class ServerForm(forms.Form):
     bmc_password = forms.CharField(
         label="BMC password",
         required=False,
+        # Kept exactly as typed: a password is checked, never trimmed.
+        strip=False,
         widget=forms.PasswordInput(render_value=False),
         help_text="kept encrypted; leave empty to keep the one entered before",
     )
@@ -120,6 +122,8 @@ class ServerForm(forms.Form):
         password = self.cleaned_data["bmc_password"]
         if not password and not self.has_password:
             raise ValidationError("Pacemaker fences through the BMC: its password is needed")
+        if password:
+            _problem(names.fence_password_problem, password)
         return password
 
 

@@ -44,7 +44,18 @@ CHECKS = {
     "bmc": (names.bmc_problem, r"(10\.20\.0\.[1-9]|bmc[0-9])", r"[a-z0-9.-]+"),
     "pdu outlet": (names.pdu_outlet_problem, r"pdu[0-9]:[1-9]", r"[a-z0-9.-]+:[1-9][0-9]*"),
     "interface": (names.interface_problem, r"ib[0-9]|eth[0-9]", r"[A-Za-z0-9_.-]{1,15}"),
+    "fence user": (names.fence_user_problem, r"[a-z]{1,8}", r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,31}"),
 }
+# What a name must never be, whatever the check: an option to the command it reaches, or a
+# template to ansible (issue 28).
+OPTION_OR_TEMPLATE = st.one_of(
+    st.tuples(st.sampled_from(["-", "--", "-x", "--help"]), st.text(max_size=8)).map("".join),
+    st.tuples(
+        st.text(max_size=8),
+        st.sampled_from(["{{ lookup('pipe','id') }}", "{% raw %}", "{#", "{{"]),
+        st.text(max_size=8),
+    ).map("".join),
+)
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -62,6 +73,54 @@ def test_a_name_check_accepts_only_safe_names(check):
             assert isinstance(problem, str) and problem
 
     accepted_names_are_safe()
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_no_name_is_an_option_or_a_template(check):
+    problem_of, near_valid, _alphabet = CHECKS[check]
+
+    @examples(200)
+    @given(
+        st.one_of(OPTION_OR_TEMPLATE, st.from_regex(near_valid, fullmatch=True).map("-".__add__))
+    )
+    def refused_by_reason(value):
+        problem = problem_of(value)
+        assert isinstance(problem, str) and problem, f"{check} {value!r} accepted"
+
+    refused_by_reason()
+
+
+def test_a_bmc_user_beginning_with_a_dash_is_refused_saying_why():
+    assert "begins with '-'" in names.fence_user_problem("-x")
+
+
+# A password the fence agents can read back as typed: one line of printable text whose ends are
+# not spaces (they strip the line they read).
+printable_passwords = st.text(
+    alphabet=st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Zs"]),
+    min_size=1,
+).filter(lambda text: text.isprintable() and text == text.strip())
+
+
+@examples(300)
+@given(
+    st.one_of(
+        printable_passwords,
+        st.sampled_from(["{{ lookup('pipe','id') }}{% raw %}", "-P", "$(id)", "a b", "'\"\\"]),
+    )
+)
+def test_a_bmc_password_of_any_printable_text_is_accepted(password):
+    assert names.fence_password_problem(password) is None
+
+
+@examples(200)
+@given(hostile_text(r"[a-z]{1,8}"))
+def test_a_bmc_password_is_accepted_only_if_the_fence_agents_read_it_back_as_typed(password):
+    problem = names.fence_password_problem(password)
+    if problem is None:
+        assert password.isprintable() and password == password.strip(), repr(password)
+    else:
+        assert "password" in problem
 
 
 def reference_spec(name: str = "reference_ssu.json") -> dict:

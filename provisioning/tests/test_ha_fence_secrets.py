@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioning.ha import FenceCredentials, build_cib, build_pcs_script
+from provisioning.ha import FenceCredentials, HAConfigError, build_cib, build_pcs_script
 
 PLANS = Path(__file__).parent / "plans"
 SECRET_SCRIPT = Path(__file__).parents[1] / "ha" / "fence-secret"
@@ -205,3 +205,43 @@ def test_fence_apc_snmp_gets_the_pass_phrases_from_the_script_and_uses_the_outle
     assert query[-1].endswith(".3")  # outlet 3 of pdu1, not the node name
     # Without verbose=1 (never set by build_cib) the agent prints neither pass phrase.
     assert PDU_AUTH not in output and PDU_PRIV not in output
+
+
+@pytest.mark.parametrize(
+    "password",
+    [
+        "{{ lookup('pipe','id') }}{% raw %}",
+        'it\'s "quoted" \\ $HOME $(id) `id` ; | & * ~ # %',
+        "inner spaces  twice",
+        "-P looks-like-an-option",
+        "é☃ unicode",
+    ],
+)
+def test_fence_ipmilan_gets_any_printable_password_byte_for_byte(plan, tmp_path, password):
+    """Whatever printable password the wizard accepts reaches ipmitool as one argument, exactly."""
+    secret_dir = tmp_path / "fence"
+    secret_dir.mkdir(mode=0o700)
+    # What ha.yml copies to the server: the password and a newline.
+    (secret_dir / "bmc-oss01").write_text(password + "\n")
+    (secret_dir / "bmc-oss01").chmod(0o600)
+    ipmitool = tmp_path / "ipmitool"
+    ipmitool.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\0' \"$@\" > '{tmp_path}/ipmitool.argv'\n"
+        "echo 'Chassis Power is on'\n"
+    )
+    ipmitool.chmod(0o755)
+    cib = build_cib(plan, FenceCredentials(secret_script=str(SECRET_SCRIPT)))
+    params = fence_device_params(cib, "fence-oss01-ipmi")
+    params["port"] = "oss01"
+    params["ipmitool_path"] = str(ipmitool)
+    run_fence_agent("fence_ipmilan", params, secret_dir)
+    argv = (tmp_path / "ipmitool.argv").read_text().split("\0")
+    assert argv[argv.index("-P") + 1] == password
+
+
+@pytest.mark.parametrize("field", ["ipmi_username", "pdu_username"])
+def test_a_fence_user_that_ipmitool_would_read_as_an_option_is_refused(plan, field):
+    with pytest.raises(HAConfigError) as refusal:
+        build_cib(plan, {field: "-x"})
+    assert f"fence_credentials.{field}" in str(refusal.value)

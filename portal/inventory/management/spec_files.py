@@ -22,10 +22,14 @@ def read_spec(source: str | Path) -> object:
 
 
 def read_password(password_file: Path | None) -> str:
-    """The BMC password kept in ``password_file``; empty without one."""
+    """The BMC password kept in ``password_file``, as typed less its line end; empty without."""
     if password_file is None:
         return ""
     try:
-        return password_file.read_text().strip()
-    except OSError as error:
+        # Only the line's end goes: spaces are part of a password (the planner refuses them at
+        # its ends, saying so, rather than have them silently changed here).
+        # newline="": a carriage return is kept, and refused, rather than read as a line end.
+        with open(password_file, encoding="utf-8", newline="") as handle:
+            return handle.read().removesuffix("\n")
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8
         raise CommandError(f"{password_file}: {error}") from None

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from provisioning.tests.fuzzing import examples, hostile_text, spec_files
+from provisioning.tests.test_fuzz_names_and_plans import OPTION_OR_TEMPLATE
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 
@@ -49,5 +50,40 @@ def test_the_bmc_user_of_the_commands_is_refused_unless_the_fence_agents_take_it
             assert "bmc_user" in str(refusal), str(refusal)
         else:
             for server in Server.objects.all():  # no user given: none kept
-                assert re.fullmatch(r"([A-Za-z0-9_.-]{1,32})?", server.bmc_username), user
+                assert re.fullmatch(r"([A-Za-z0-9_.][A-Za-z0-9_.-]{0,31})?", server.bmc_username)
+        transaction.set_rollback(True)
+
+
+@examples(40)
+@given(OPTION_OR_TEMPLATE)
+def test_a_bmc_user_that_is_an_option_or_a_template_is_refused_by_name(user):
+    with transaction.atomic():
+        with pytest.raises(CommandError, match="bmc_user"):
+            call_command("inventory_import", str(MDS_PAIR), bmc_user=user)
+        transaction.set_rollback(True)
+
+
+@examples(40)
+@given(hostile_text(r"[a-z]{1,8}", r"\{\{ lookup\('pipe','id'\) \}\}\{% raw %\}"))
+def test_the_bmc_password_file_is_kept_as_typed_or_refused_by_name(tmp_path_factory, password):
+    from portal.inventory.models import Server
+
+    password_file = tmp_path_factory.mktemp("bmc") / "password"
+    password_file.write_bytes(password.encode("utf-8", "surrogatepass") + b"\n")
+    with transaction.atomic():
+        try:
+            call_command(
+                "inventory_import",
+                str(MDS_PAIR),
+                bmc_user="root",
+                bmc_password_file=password_file,
+            )
+        except CommandError as refusal:
+            # Refused at the field, or (not UTF-8: a lone surrogate) as an unreadable file.
+            assert "bmc_password" in str(refusal) or str(refusal).startswith(str(password_file)), (
+                str(refusal)
+            )
+        else:
+            for server in Server.objects.all():
+                assert server.bmc_password == password
         transaction.set_rollback(True)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from portal.wizard import forms
 from provisioning.tests.fuzzing import SHELL_SAFE, examples, hostile_text, spec_files
+from provisioning.tests.test_fuzz_names_and_plans import OPTION_OR_TEMPLATE, printable_passwords
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 
@@ -81,6 +82,37 @@ def test_every_field_takes_any_text_and_refuses_it_by_name(which):
         assert all(message for messages in form.errors.values() for message in messages)
 
     refused_by_name_or_safe()
+
+
+@pytest.mark.parametrize("which", FORMS)
+def test_no_field_that_reaches_a_command_takes_an_option_or_a_template(which):
+    form_class, valid, shell_bound = FORMS[which]
+
+    @examples(40)
+    @given(st.sampled_from(shell_bound or ["-"]), OPTION_OR_TEMPLATE)
+    def refused_there(field, text):
+        if field == "-":  # a form with no such field
+            return
+        form = form_class(data={**valid, field: text})
+        assert not form.is_valid() and field in form.errors, (field, text)
+
+    refused_there()
+
+
+@examples(100)
+@given(printable_passwords)
+def test_a_bmc_password_of_any_printable_text_is_kept_exactly(password):
+    form = forms.ServerForm(data={**FORMS["server"][1], "bmc_password": password})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["bmc_password"] == password
+
+
+@pytest.mark.parametrize("password", ["pw\nord", "pw\r", "tab\there", " lead", "trail "])
+def test_a_bmc_password_that_the_fence_agents_would_read_otherwise_is_refused_by_name(password):
+    form = forms.ServerForm(data={**FORMS["server"][1], "bmc_password": password})
+    assert not form.is_valid()
+    assert list(form.errors) == ["bmc_password"]
+    assert "password" in form.errors["bmc_password"][0]
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ virtual rack's servers, arrays and Pacemaker. Slow (minutes), so one rack serves
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -17,6 +19,9 @@ from portal.jobs.worker import run_job
 from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
 
 pytestmark = pytest.mark.django_db
+
+# The pair's BMC password: a template ansible would run if it were given one (issue 28).
+TEMPLATE_PASSWORD = "{{ lookup('pipe','id') }}{% raw %}"
 
 
 def _provision(pair_names: list[str]):
@@ -35,7 +40,12 @@ def _failed_output(job) -> str:
 def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(
     virtual_rack, client, world
 ):
-    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
+    credentials = {
+        **BMC,
+        "oss01": ("root", TEMPLATE_PASSWORD),
+        "oss02": ("root", TEMPLATE_PASSWORD),
+    }
+    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], credentials)
     job = _provision(["mds01", "ssu01"])
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
     # The job ends with the acceptance survey of the new SSU, judged against its plan.
@@ -64,11 +74,23 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     dl = on_host(virtual_rack, "oss02", "lctl", "dl").stdout
     assert "obdfilter scratch-OST0001" in dl
     # The fence secrets are on the servers, readable by root only, and not in the CIB.
+    # The SSU's password is a template: it arrives byte for byte (and a newline), unrendered.
     secret = virtual_rack / "hosts" / "oss01" / "etc" / "ostara" / "fence" / "bmc-oss02"
-    assert secret.read_text().strip() == "secret-oss02"
+    assert secret.read_bytes() == (TEMPLATE_PASSWORD + "\n").encode()
     assert oct(secret.stat().st_mode & 0o777) == "0o600"
+    mds_secret = virtual_rack / "hosts" / "mds02" / "etc" / "ostara" / "fence" / "bmc-mds01"
+    assert mds_secret.read_text() == "secret-mds01\n"
+    # The helper the fence devices call hands the fence agent exactly that password.
+    installed = virtual_rack / "hosts" / "oss01" / "usr" / "libexec" / "ostara" / "fence-secret"
+    helper = subprocess.run(
+        [str(installed), "bmc-oss02"],
+        env={**os.environ, "OSTARA_FENCE_SECRET_DIR": str(secret.parent)},
+        capture_output=True,
+        text=True,
+    )
+    assert helper.stdout == TEMPLATE_PASSWORD + "\n", helper.stderr
     cib = on_host(virtual_rack, "oss01", "cibadmin", "--query").stdout
-    assert "secret-oss02" not in cib and 'id="scratch-OST0017"' in cib
+    assert TEMPLATE_PASSWORD not in cib and 'id="scratch-OST0017"' in cib
 
     # Running the finished job again changes nothing on the hosts.
     retry(job)
