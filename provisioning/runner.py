@@ -93,8 +93,10 @@ def run_playbook(
     if SECRET_DIR_VARIABLE in (extravars or {}):
         raise ValueError(f"{SECRET_DIR_VARIABLE} is set by the runner, not by its callers")
     work_dir.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="ansible-", dir=work_dir))
-    secret_dir = Path(tempfile.mkdtemp(prefix="secrets-", dir=work_dir))  # mode 0700
+    remove_left_by_dead_runs(work_dir)
+    # The running process's pid in the names: what a killed worker left is known as such.
+    private = Path(tempfile.mkdtemp(prefix=f"ansible-{os.getpid()}-", dir=work_dir))
+    secret_dir = Path(tempfile.mkdtemp(prefix=f"secrets-{os.getpid()}-", dir=work_dir))  # 0700
     try:
         os.chmod(private, 0o700)
         for name, text in (secrets or {}).items():
@@ -157,6 +159,30 @@ def run_playbook(
     finally:
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def remove_left_by_dead_runs(work_dir: Path) -> list[Path]:
+    """Remove the run and secret directories that a process killed mid-run (a worker's SIGKILL)
+    could not remove: those whose process is gone. Another live run's are left alone."""
+    removed = []
+    for directory in work_dir.glob("*-*-*"):
+        kind, _, rest = directory.name.partition("-")
+        pid = rest.partition("-")[0]
+        if kind not in ("ansible", "secrets") or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(directory, ignore_errors=True)
+        removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
 
 
 def as_data_only(value: object) -> str:

@@ -9,6 +9,8 @@ arrived byte for byte and that no lookup ran on the appliance.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -131,3 +133,27 @@ def test_a_secret_name_that_could_leave_its_directory_is_refused(project, tmp_pa
                 secrets={name: "x"},
                 work_dir=tmp_path / "work",
             )
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next_run_but_a_live_runs_is_kept(
+    project, tmp_path
+):
+    """A worker killed mid-run (SIGKILL) cannot remove its secret files: the next run does, once
+    the process that wrote them is gone, and leaves another live run's alone."""
+    work = tmp_path / "work"
+    work.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = work / f"secrets-{dead.pid}-abc123"
+    left.mkdir(mode=0o700)
+    (left / "bmc-oss01").write_text("password of a killed run\n")
+    (work / f"ansible-{dead.pid}-def456").mkdir()
+    live = work / f"secrets-{os.getpid()}-ghi789"  # this process: a run still going
+    live.mkdir()
+
+    result = runner.run_playbook(
+        "writeback.yml", {"all": {"hosts": {}}}, {"out_dir": str(tmp_path)}, work_dir=work
+    )
+
+    assert result.rc == 0, result.summary()
+    assert sorted(path.name for path in work.iterdir()) == [live.name]
