@@ -167,11 +167,14 @@ def login_refusal(username: str | None, address: str | None) -> LoginRefusal | N
     twice that after the next one, and so on up to ``LOGIN_BACKOFF_MAX_SECONDS``. Failures are
     counted only while the address may try, so waiting out a refusal is the only way on."""
     now = timezone.now()
+    address = counted_address(address)
     recent = LoginFailure.objects.filter(
         address=address,  # None (an address that cannot be read) is a bucket of its own
         created__gte=now - timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS),
     )
-    shown = address or "an unknown address"
+    shown = "an unknown address"
+    if address:
+        shown = f"{address}/64" if ":" in address else address
     counted = (
         (
             recent.filter(username=username or ""),
@@ -201,6 +204,14 @@ def login_refusal(username: str | None, address: str | None) -> LoginRefusal | N
     return max(refusals, key=lambda refusal: refusal.retry_after_seconds, default=None)
 
 
+def counted_address(address: str | None) -> str | None:
+    """Where failures are counted for an address: the address itself for IPv4, its /64 network
+    for IPv6 (one client is handed a whole /64 and could take a new address for every guess)."""
+    if address and ":" in address:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False).network_address)
+    return address
+
+
 def _duration(seconds: int) -> str:
     if seconds < 60:
         return f"{seconds} second{'s' if seconds != 1 else ''}"
@@ -215,7 +226,9 @@ def record_login_failure(
     now = timezone.now()
     window = timedelta(seconds=settings.LOGIN_FAILURE_WINDOW_SECONDS)
     LoginFailure.objects.filter(created__lt=now - window).delete()
-    LoginFailure.objects.create(username=(username or "")[:150], address=address, created=now)
+    LoginFailure.objects.create(
+        username=(username or "")[:150], address=counted_address(address), created=now
+    )
     refusal = login_refusal(username, address)
     reason = "Wrong password or unknown user name."
     if refusal:
@@ -240,7 +253,9 @@ def forget_login_failures(username: str, address: str | None) -> int:
     """The failures of the user name from the address are forgotten: after a successful sign-in
     from there (the address's failures for other names stay: it may be trying many names), or
     when an administrator lifts the limit. Returns how many."""
-    deleted, _ = LoginFailure.objects.filter(username=username, address=address).delete()
+    deleted, _ = LoginFailure.objects.filter(
+        username=username, address=counted_address(address)
+    ).delete()
     return deleted
 
 

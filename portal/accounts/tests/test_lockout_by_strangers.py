@@ -154,3 +154,17 @@ def test_the_admin_lifts_the_limit_in_the_django_admin(live_server, world):
     assert (
         sign_in(live_server.url, operators_desk, "operator", "pw-operator-123!").status_code == 302
     )
+
+
+def test_an_ipv6_client_counts_as_its_whole_64_so_a_new_address_per_guess_does_not_help(
+    live_server, world
+):
+    guesses = [
+        api(live_server.url, from_address(f"2001:db8:7:1::{n:x}"), "admin", "guess")
+        for n in range(1, LIMIT + 2)
+    ]
+    assert [answer.status_code for answer in guesses] == [401] * (LIMIT - 1) + [429] * 2
+    assert "your address (2001:db8:7:1::/64)" in guesses[-1].json()["detail"]
+
+    # The next /64 is another client.
+    assert api(live_server.url, from_address("2001:db8:7:2::1"), "admin", "pw-admin-123!").ok
