@@ -59,8 +59,12 @@ MAINTENANCE_HOURS = 4
 MAX_MAINTENANCE_HOURS = 72
 
 # A Lustre parameter as lctl names it: dot-separated components of letters, digits, "_", "-",
-# with the glob characters lctl takes ("*", "?", "[...]"); NIDs keep their "@".
-PARAM_NAME_RE = re.compile(r"^[A-Za-z0-9_*?\[\]-]+(?:\.[A-Za-z0-9_*?\[\]@-]+)+$")
+# with the glob characters lctl takes ("*", "?", "[...]"); NIDs keep their "@". Never a leading
+# "-": lctl would read the name as one of its options (get_param -R, --help).
+PARAM_NAME_RE = re.compile(
+    r"^[A-Za-z0-9_*?\[\]][A-Za-z0-9_*?\[\]-]*"  # the first component: no leading "-"
+    r"(?:\.[A-Za-z0-9_*?\[\]@-]+)+$"
+)
 # A value: what lctl writes to a parameter file; nothing a shell would read as syntax.
 PARAM_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:@/+=%-]{1,256}$")
 SHELL_CHARACTERS = set(";&|$`<>(){}\\\"'!#~ \t\n*?[]")

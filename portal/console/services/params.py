@@ -30,6 +30,7 @@ from portal.console.services import (
     Proposal,
     Say,
     audit,
+    not_an_option,
 )
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import Filesystem, Server, ServerPair, Target
@@ -47,6 +48,7 @@ def check_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
         raise ConsoleError("name", "name the parameter, e.g. osc.*.max_rpcs_in_flight")
+    not_an_option("name", name)
     if not PARAM_NAME_RE.fullmatch(name) or ".." in name:
         raise ConsoleError(
             "name",
