@@ -51,6 +51,7 @@ KIND_MAINTENANCE = "maintenance"
 KIND_DRIVE_LOCATE = "drive_locate"
 KIND_DRIVE_REPLACE = "drive_replace"
 KIND_SET_PARAM = "set_param"
+KIND_READ_PARAM = "read_param"
 
 # How long a failover's ban lasts unless the operator says otherwise (pcs resource ban
 # --lifetime); after it the target stays where it runs (stickiness) until failed back.
