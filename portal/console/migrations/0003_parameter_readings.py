@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('console', '0001_audit_maintenance_and_drive_replacements'),
+        ('console', '0002_sign_in_refusals_in_the_audit_log'),
         ('jobs', '0005_interrupted_jobs_and_their_workers'),
     ]
 
