@@ -7,6 +7,7 @@ shows at once instead of as odd behaviour later. Secrets may also come from ``<N
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -52,3 +53,17 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = env_str(name, ",".join(default))
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_RATE_RE = re.compile(r"[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A request rate as DRF's throttling writes it, ``NUMBER/PERIOD`` (second, minute, hour or
+    day), e.g. ``3000/minute``; empty for no limit."""
+    raw = env_str(name, default).strip()
+    if not raw:
+        return None
+    if not _RATE_RE.fullmatch(raw):
+        raise SettingError(f"{name}: expected a rate such as 3000/minute, got {raw!r}")
+    return raw

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import dj_database_url
 
-from portal.env import SettingError, env_bool, env_int, env_list, env_str
+from portal.env import SettingError, env_bool, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -325,6 +325,20 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
 }
+# Requests per signed-in user (pages and API together) and per address for anonymous API
+# clients, as DRF writes a rate; empty for none. Past it: 429 with Retry-After. Far above what
+# people do: twenty dashboards of one user on a wall ask about 1000 a minute.
+OSTARA_THROTTLE_USER_RATE = env_rate("OSTARA_THROTTLE_USER_RATE", "3000/minute")
+OSTARA_THROTTLE_ANON_RATE = env_rate("OSTARA_THROTTLE_ANON_RATE", "300/minute")
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "portal.throttling.UserRate",
+    "portal.throttling.AnonymousRate",
+]
+MIDDLEWARE.append("portal.throttling.PageThrottleMiddleware")
+# A parameter read on every server is a short job: its values answer again this long (seconds)
+# before asking reads anew, and a user starts this many reads a minute at most.
+OSTARA_PARAM_READ_FRESH_SECONDS = env_int("OSTARA_PARAM_READ_FRESH_SECONDS", 30)
+OSTARA_PARAM_READS_PER_MINUTE = env_int("OSTARA_PARAM_READS_PER_MINUTE", 10)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Ostara API",
     "ENUM_NAME_OVERRIDES": {

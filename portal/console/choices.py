@@ -51,6 +51,7 @@ KIND_MAINTENANCE = "maintenance"
 KIND_DRIVE_LOCATE = "drive_locate"
 KIND_DRIVE_REPLACE = "drive_replace"
 KIND_SET_PARAM = "set_param"
+KIND_READ_PARAM = "read_param"
 
 # How long a failover's ban lasts unless the operator says otherwise (pcs resource ban
 # --lifetime); after it the target stays where it runs (stickiness) until failed back.
@@ -59,8 +60,12 @@ MAINTENANCE_HOURS = 4
 MAX_MAINTENANCE_HOURS = 72
 
 # A Lustre parameter as lctl names it: dot-separated components of letters, digits, "_", "-",
-# with the glob characters lctl takes ("*", "?", "[...]"); NIDs keep their "@".
-PARAM_NAME_RE = re.compile(r"^[A-Za-z0-9_*?\[\]-]+(?:\.[A-Za-z0-9_*?\[\]@-]+)+$")
+# with the glob characters lctl takes ("*", "?", "[...]"); NIDs keep their "@". Never a leading
+# "-": lctl would read the name as one of its options (get_param -R, --help).
+PARAM_NAME_RE = re.compile(
+    r"^[A-Za-z0-9_*?\[\]][A-Za-z0-9_*?\[\]-]*"  # the first component: no leading "-"
+    r"(?:\.[A-Za-z0-9_*?\[\]@-]+)+$"
+)
 # A value: what lctl writes to a parameter file; nothing a shell would read as syntax.
 PARAM_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:@/+=%-]{1,256}$")
 SHELL_CHARACTERS = set(";&|$`<>(){}\\\"'!#~ \t\n*?[]")

@@ -1,5 +1,5 @@
 """The console's job kinds: failover, failback, maintenance, a drive's locate and replacement,
-and parameter changes. Each works its act out again on the rack as it is when the job runs
+parameter changes and reads. Each works its act out again on the rack as it is when the job runs
 (the operator confirmed a what-if a moment ago; the job checks it still holds)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from portal.console.choices import (
     KIND_FAILBACK,
     KIND_FAILOVER,
     KIND_MAINTENANCE,
+    KIND_READ_PARAM,
     KIND_SET_PARAM,
 )
 from portal.console.services import cluster, drives, params
@@ -82,6 +83,17 @@ register(
         StepSpec("set", "Set the parameter with lctl", _set),
         StepSpec("verify", "Read it back on every server", _verify),
     ],
+)
+
+
+def _take_reading(run: StepRun) -> None:
+    _outcome(run, params.take_reading(run.job, run.console.say, run.console.write))
+
+
+register(
+    KIND_READ_PARAM,
+    "Read a Lustre parameter",
+    [StepSpec("read", "Read it on every server (lctl get_param)", _take_reading)],
 )
 
 

@@ -159,3 +159,50 @@ class DriveReplacement(models.Model):
     def address(self) -> str:
         """tray,drawer,slot as the array's command names the drive."""
         return f"{self.drive.enclosure.position},{self.drive.drawer},{self.drive.slot}"
+
+
+class ParameterReading(models.Model):
+    """A Lustre parameter as every server of a filesystem reported it, read by a short job
+    (``lctl get_param``): the page and the API show it while it is fresh rather than holding a
+    request while a playbook runs on every server. Unsaved, it is what a read found for a
+    parameter change's own checks."""
+
+    job = models.OneToOneField(
+        "jobs.Job", on_delete=models.CASCADE, related_name="parameter_reading"
+    )
+    filesystem = models.CharField(max_length=8)
+    name = models.CharField(max_length=200)
+    values = models.JSONField(default=dict, blank=True, help_text="server → {parameter: value}")
+    errors = models.JSONField(default=dict, blank=True, help_text="server → why no value")
+    read = models.DateTimeField(null=True, blank=True, help_text="when the servers answered")
+
+    class Meta:
+        ordering = ["-pk"]
+        indexes = [
+            models.Index(fields=["filesystem", "name"], name="console_reading_fs_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.filesystem} (job #{self.job_id})"
+
+    @property
+    def finished(self) -> bool:
+        return self.job.is_finished
+
+    @property
+    def age_seconds(self) -> float | None:
+        """How long ago its job finished; None while it runs."""
+        if self.job.finished is None or not self.job.is_finished:
+            return None
+        return (timezone.now() - self.job.finished).total_seconds()
+
+    @property
+    def matched(self) -> int:
+        return sum(len(found) for found in self.values.values())
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        return [
+            (host, name, value)
+            for host, found in sorted(self.values.items())
+            for name, value in sorted(found.items())
+        ]

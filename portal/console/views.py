@@ -3,6 +3,7 @@ drives and a drive's replacement, Lustre parameters across servers, and the audi
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
@@ -163,6 +164,8 @@ def drive_replace(request, name: str, address: str):
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def parameters(request):
+    """Read a parameter on every server (a short job: the page shows it under way, htmx asks
+    again until the values are in) and, as an operator, change it."""
     if request.method == "POST":
         _operator(request)  # before the form: a viewer's POST is refused, not corrected
     filesystems = list(Filesystem.objects.order_by("name").values_list("name", flat=True))
@@ -172,7 +175,7 @@ def parameters(request):
     ).first()
     servers = [s.hostname for s in params.servers_of(chosen)] if chosen else []
     form = ParameterForm(data or None, filesystems=filesystems, servers=servers)
-    reading, proposal, status = None, None, 200
+    reading, proposal, status, retry_after = None, None, 200, None
     if data.get("name") and form.is_valid() and chosen is not None:
         values = form.cleaned_data
         try:
@@ -187,23 +190,28 @@ def parameters(request):
                     confirmed=bool(request.POST.get("confirm")),
                 )
                 return redirect("jobs:job-detail", pk=job.pk)
-            reading = params.read(chosen, values["name"], values["servers"] or None)
+            reading = params.request_reading(chosen, values["name"], Author.of_request(request))
         except ConfirmationNeeded as needed:
             proposal = needed.proposal
+        except params.ReadsTooOften as refusal:
+            form.add_error("name", str(refusal))
+            status, retry_after = 429, refusal.retry_after
         except ConsoleError as error:
             form.add_error(error.field if error.field in form.fields else None, str(error))
             status = 400
-    return render(
-        request,
-        "console/parameters.html",
-        {
-            "form": form,
-            "reading": reading,
-            "proposal": proposal,
-            "can_act": has_role(request.user, Role.OPERATOR),
-        },
-        status=status,
-    )
+    context = {
+        "form": form,
+        "reading": reading,
+        "fresh_seconds": settings.OSTARA_PARAM_READ_FRESH_SECONDS,
+        "proposal": proposal,
+        "can_act": has_role(request.user, Role.OPERATOR),
+    }
+    if reading is not None and request.headers.get("HX-Request"):
+        return render(request, "console/_reading.html", context)
+    response = render(request, "console/parameters.html", context, status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 @require_safe

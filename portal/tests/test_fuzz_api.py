@@ -109,6 +109,9 @@ def api_world(services, world, unreachable_rack, settings):
         [json.loads((SPECS / f"{name}.json").read_text()) for name in ("mds_pair", "reference_ssu")]
     )
     settings.DEBUG_PROPAGATE_EXCEPTIONS = True  # a server error fails with its traceback
+    # Thousands of examples a minute as one user in `make fuzz`: the input is fuzzed, not the
+    # rate (portal/console/tests/test_console_on_the_running_portal.py tests the rate).
+    settings.OSTARA_THROTTLE_USER_RATE = None
     # Basic auth checks the password on every request: a fast hash keeps the examples many.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     for role in ROLES:

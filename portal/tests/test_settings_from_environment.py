@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from portal.env import SettingError, env_bool, env_int, env_str
+from portal.env import SettingError, env_bool, env_int, env_rate, env_str
 
 
 def test_a_bad_number_names_the_variable(monkeypatch):
@@ -17,6 +17,14 @@ def test_a_bad_boolean_names_the_variable(monkeypatch):
     monkeypatch.setenv("OSTARA_TEST_FLAG", "maybe")
     with pytest.raises(SettingError, match="OSTARA_TEST_FLAG"):
         env_bool("OSTARA_TEST_FLAG", False)
+
+
+def test_a_bad_rate_names_the_variable_and_an_empty_one_is_no_limit(monkeypatch):
+    monkeypatch.setenv("OSTARA_TEST_RATE", "lots/minute")
+    with pytest.raises(SettingError, match="OSTARA_TEST_RATE: expected a rate"):
+        env_rate("OSTARA_TEST_RATE", "3000/minute")
+    monkeypatch.setenv("OSTARA_TEST_RATE", "")
+    assert env_rate("OSTARA_TEST_RATE", "3000/minute") is None
 
 
 def test_a_secret_can_come_from_a_file(monkeypatch, tmp_path):

@@ -71,5 +71,35 @@ class ReadParamSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
 
 
+class ReadingSerializer(serializers.Serializer):
+    """A parameter read on every server (200): what each server said, and how old it is."""
+
+    filesystem = serializers.CharField()
+    name = serializers.CharField()
+    job = serializers.IntegerField(source="job_id")
+    state = serializers.CharField(source="job.state")
+    error = serializers.CharField(source="job.error", help_text="why the read failed, if it did")
+    values = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="server → {parameter: value}",
+    )
+    errors = serializers.DictField(
+        child=serializers.CharField(), help_text="server → why it gave no value"
+    )
+    read = serializers.DateTimeField(allow_null=True, help_text="when the servers answered")
+    age_seconds = serializers.FloatField(allow_null=True)
+
+
+class ReadingUnderWaySerializer(serializers.Serializer):
+    """A read under way (202): its job; ask the same URL again (``poll``) for the values."""
+
+    filesystem = serializers.CharField()
+    name = serializers.CharField()
+    job = serializers.IntegerField(source="job_id")
+    title = serializers.CharField(source="job.title")
+    state = serializers.CharField(source="job.state")
+    poll = serializers.CharField(help_text="the URL that answers 200 with the values once read")
+
+
 class ConfirmSerializer(serializers.Serializer):
     confirm = serializers.BooleanField(default=False)

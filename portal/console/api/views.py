@@ -1,5 +1,5 @@
-"""The console's API: every act the pages offer, with the same checks and roles, and the audit
-log (read only).
+"""The console's API: every act the pages offer, with the same checks and roles, the audit
+log (read only), and parameter reads (a short job: 202 while it runs, 200 with the values).
 
 An act answers 202 with the job and the audit entry; 400 naming the field; 409 with
 ``refused`` (the reasons) or, without ``confirm: true``, with ``proposal`` (what it would do:
@@ -11,7 +11,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.response import Response
 
 from portal.accounts.permissions import OperatorWrites
@@ -21,6 +21,8 @@ from portal.console.api.serializers import (
     ConfirmSerializer,
     DriveActSerializer,
     MaintenanceSerializer,
+    ReadingSerializer,
+    ReadingUnderWaySerializer,
     ReadParamSerializer,
     SetParamSerializer,
 )
@@ -176,20 +178,33 @@ class ConsoleViewSet(viewsets.ViewSet):
 
         return _answer(call)
 
-    @extend_schema(parameters=[ReadParamSerializer], responses={200: None})
+    @extend_schema(
+        parameters=[ReadParamSerializer],
+        responses={200: ReadingSerializer, 202: ReadingUnderWaySerializer},
+    )
     @action(detail=False, methods=["get"])
     def parameters(self, request):
-        """A parameter on every server of the filesystem, as lctl get_param prints it."""
+        """A parameter on every server of the filesystem, as lctl get_param prints it. Read by a
+        short job: 202 with the job while it runs (ask again at ``poll``), then 200 with the
+        values and their age until they are no longer fresh, when asking starts a new read.
+        429 with Retry-After once the user has started as many reads as a minute allows."""
         query = ReadParamSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         filesystem = Filesystem.objects.filter(name=query.validated_data["filesystem"]).first()
         if filesystem is None:
             return Response({"filesystem": ["no such filesystem"]}, status=400)
         try:
-            reading = params.read(filesystem, query.validated_data["name"])
+            reading = params.request_reading(
+                filesystem, query.validated_data["name"], Author.of_request(request, Via.API)
+            )
+        except params.ReadsTooOften as refusal:
+            raise Throttled(wait=refusal.retry_after, detail=str(refusal)) from None
         except ConsoleError as error:
             return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"name": reading.name, "values": reading.values, "errors": reading.errors})
+        if reading.finished:
+            return Response(ReadingSerializer(reading).data)
+        reading.poll = request.build_absolute_uri(request.get_full_path())
+        return Response(ReadingUnderWaySerializer(reading).data, status=status.HTTP_202_ACCEPTED)
 
 
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):

@@ -35,6 +35,17 @@ class ConsoleError(ValueError):
         self.field = field
 
 
+def not_an_option(field: str, word: str) -> str:
+    """A name the console puts in a command's argv: refused when it starts with "-", which the
+    command would read as one of its options (``lctl get_param -R``, ``--help``). Refusing is
+    the sure way: not every command the console runs takes "--" as the end of its options."""
+    if word.startswith("-"):
+        raise ConsoleError(
+            field, f"{word!r} starts with '-': the command would read it as an option"
+        )
+    return word
+
+
 class Refused(ConsoleError):
     """The act cannot be done now: the reasons say why (a server not healthy, ...)."""
 

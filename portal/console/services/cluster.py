@@ -36,6 +36,7 @@ from portal.console.services import (
     Refused,
     Say,
     audit,
+    not_an_option,
     require,
     run_on_pair,
 )
@@ -108,7 +109,10 @@ def _name(subject: Server | Target) -> str:
 
 
 def subject_of(kind: str, name: str) -> Server | Target:
-    """The server or target an act names; ConsoleError naming the field when there is none."""
+    """The server or target an act names; ConsoleError naming the field when there is none.
+    Its name goes to crm_resource and crm_attribute: never one that reads as an option."""
+    if kind in (ObjectKind.SERVER, ObjectKind.TARGET):
+        not_an_option(kind, name)
     if kind == ObjectKind.SERVER:
         server = Server.objects.select_related("pair").filter(hostname=name).first()
         if server is None or server.pair is None:

@@ -203,6 +203,8 @@ def job_replacement(job: Job) -> DriveReplacement:
 
 def ask_array(replacement: DriveReplacement, script: str, say: Say, write) -> str:
     array = replacement.drive.enclosure.array
+    if array.name.startswith("-"):  # SMcli -n NAME: never a name that reads as an option
+        raise StepFailed(f"array {array.name!r}: a name starting with '-' is not passed to SMcli")
     result, host = run_on_pair(
         array.pair,
         "drive.yml",

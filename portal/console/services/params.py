@@ -2,19 +2,26 @@
 next restart on chosen servers (``lctl set_param``) or for good through the MGS
 (``lctl set_param -P``), and put back as they were from the audit entry of a change.
 
+A read asked for by a page or the API is a short job (``request_reading``): the request answers
+at once with the reading under way, or with the last one while it is fresh; each user starts a
+few a minute at most. A playbook on every server takes seconds, which a request must not wait.
+
 Names are checked against the way Lustre writes them and values against shell syntax before
 anything reaches a playbook; the playbook passes them as argv, never through a shell.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from portal.console.choices import (
+    KIND_READ_PARAM,
     KIND_SET_PARAM,
     PARAM_NAME_RE,
     PARAM_VALUE_RE,
@@ -22,7 +29,7 @@ from portal.console.choices import (
     Act,
     ObjectKind,
 )
-from portal.console.models import AuditEntry
+from portal.console.models import AuditEntry, ParameterReading
 from portal.console.services import (
     Author,
     ConfirmationNeeded,
@@ -30,6 +37,7 @@ from portal.console.services import (
     Proposal,
     Say,
     audit,
+    not_an_option,
 )
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import Filesystem, Server, ServerPair, Target
@@ -47,6 +55,7 @@ def check_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
         raise ConsoleError("name", "name the parameter, e.g. osc.*.max_rpcs_in_flight")
+    not_an_option("name", name)
     if not PARAM_NAME_RE.fullmatch(name) or ".." in name:
         raise ConsoleError(
             "name",
@@ -90,26 +99,6 @@ def mgs_server(filesystem: Filesystem) -> Server | None:
     return mgt.current_server or mgt.primary_server
 
 
-@dataclass
-class Reading:
-    """A parameter as each server reported it: host → {full name: value}."""
-
-    name: str
-    values: dict[str, dict[str, str]] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def matched(self) -> int:
-        return sum(len(found) for found in self.values.values())
-
-    def rows(self) -> list[tuple[str, str, str]]:
-        return [
-            (host, name, value)
-            for host, found in sorted(self.values.items())
-            for name, value in sorted(found.items())
-        ]
-
-
 def parse_get_param(text: str) -> dict[str, str]:
     """``name=value`` lines of lctl get_param; a multi-line value (``name=`` then lines) is
     kept with its lines joined by "; "."""
@@ -141,11 +130,13 @@ def _run(filesystem: Filesystem, hosts: list[str], variables: dict, say=None, wr
 
 def read(
     filesystem: Filesystem, name: str, hosts: list[str] | None = None, say=None, write=None
-) -> Reading:
+) -> ParameterReading:
+    """lctl get_param on the servers, now (the job's step, and a change's check): an unsaved
+    reading, host → {full name: value}."""
     name = check_name(name)
     hosts = hosts or [server.hostname for server in servers_of(filesystem)]
     result = _run(filesystem, hosts, {"ostara_params": {"phase": "get", "name": name}}, say, write)
-    reading = Reading(name)
+    reading = ParameterReading(filesystem=filesystem.name, name=name, values={}, errors={})
     for host in hosts:
         facts = result.facts.get(host)
         if facts is None:
@@ -165,6 +156,64 @@ def read(
     return reading
 
 
+class ReadsTooOften(ConsoleError):
+    """The user started as many reads as a minute allows; ``retry_after`` seconds to wait."""
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(
+            "name",
+            f"{limit} parameter reads a minute at most: the last ones are shown while "
+            f"fresh; ask again in {retry_after} s",
+        )
+        self.retry_after = retry_after
+
+
+def request_reading(filesystem: Filesystem, name: str, author: Author) -> ParameterReading:
+    """The parameter on every server of the filesystem: the latest reading while it is under
+    way or fresh (``OSTARA_PARAM_READ_FRESH_SECONDS``), else a new one started as a job. A user
+    starts ``OSTARA_PARAM_READS_PER_MINUTE`` at most (``ReadsTooOften``)."""
+    name = check_name(name)
+    latest = (
+        ParameterReading.objects.filter(filesystem=filesystem.name, name=name)
+        .select_related("job")
+        .first()
+    )
+    if latest is not None and (
+        not latest.finished or latest.age_seconds < settings.OSTARA_PARAM_READ_FRESH_SECONDS
+    ):
+        return latest
+    user = author.user if getattr(author.user, "is_authenticated", False) else None
+    if user is not None:
+        _check_rate(user)
+    hosts = [server.hostname for server in servers_of(filesystem)]
+    if not hosts:
+        raise ConsoleError("filesystem", f"{filesystem.name} has no servers to read it on")
+    with transaction.atomic():
+        # Not on the pairs: a read must not hold up a failover (one act at a time per pair).
+        job = create_job(
+            KIND_READ_PARAM,
+            f"Read {name} on the servers of {filesystem.name}",
+            params={"filesystem": filesystem.name, "name": name, "hosts": hosts},
+            user=user,
+        )
+        reading = ParameterReading.objects.create(job=job, filesystem=filesystem.name, name=name)
+        enqueue(job)
+    return reading
+
+
+def _check_rate(user) -> None:
+    limit = settings.OSTARA_PARAM_READS_PER_MINUTE
+    since = timezone.now() - timedelta(minutes=1)
+    started = list(
+        Job.objects.filter(kind=KIND_READ_PARAM, created_by=user, created__gte=since)
+        .order_by("-created")
+        .values_list("created", flat=True)[:limit]
+    )
+    if len(started) >= limit:
+        wait = (started[-1] + timedelta(minutes=1) - timezone.now()).total_seconds()
+        raise ReadsTooOften(limit, max(1, math.ceil(wait)))
+
+
 def permanent_settings(filesystem: Filesystem, say=None, write=None) -> dict[str, str]:
     """The MGS's permanent settings (``llog_print params``): name → value."""
     mgs = mgs_server(filesystem)
@@ -175,7 +224,7 @@ def permanent_settings(filesystem: Filesystem, say=None, write=None) -> dict[str
     return {m.group("param"): m.group("value") for m in _LLOG_RE.finditer(text)}
 
 
-def _summary_lines(reading: Reading, value: str | None, hosts: list[str]) -> list[str]:
+def _summary_lines(reading: ParameterReading, value: str | None, hosts: list[str]) -> list[str]:
     lines = []
     for host in hosts:
         found = reading.values.get(host, {})
@@ -328,6 +377,28 @@ def _start(filesystem, act, proposal, params, details, author, reverts=None) -> 
 
 
 # --- in the job -----------------------------------------------------------------------------
+
+
+def take_reading(job: Job, say: Say, write) -> str:
+    """A read job's one step: lctl get_param on every server, kept for the page and the API."""
+    params = job.params
+    filesystem = Filesystem.objects.filter(name=params["filesystem"]).first()
+    if filesystem is None:
+        raise StepFailed(f"filesystem {params['filesystem']!r} is gone")
+    reading = read(filesystem, params["name"], params["hosts"], say, write)
+    ParameterReading.objects.filter(job=job).update(
+        values=reading.values, errors=reading.errors, read=timezone.now()
+    )
+    if (
+        not reading.values
+        and reading.errors
+        and all(error == "did not answer" for error in reading.errors.values())
+    ):
+        raise StepFailed(f"no server answered: {', '.join(sorted(reading.errors))}")
+    found = f"{reading.matched} value{'s' if reading.matched != 1 else ''}"
+    where = ", ".join(sorted(reading.values)) or "no server"
+    missing = f"; {len(reading.errors)} without it" if reading.errors else ""
+    return f"{reading.name}: {found} on {where}{missing}"
 
 
 def apply(job: Job, say: Say, write) -> None:

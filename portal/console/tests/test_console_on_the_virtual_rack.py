@@ -148,8 +148,12 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
     # A tunable set for good through the MGS reaches every server; the revert puts it back.
     scratch = Filesystem.objects.get(name="scratch")
     name = "osd-ldiskfs.*.read_cache_enable"
-    before = params.read(scratch, name)
+    # Read as the page and the API read it: a short job, kept while fresh.
+    before = params.request_reading(scratch, name, operator)
+    assert run(before.job).state == JobState.SUCCEEDED
+    before.refresh_from_db()
     assert set(before.values) == {"mds01", "oss01", "oss02"}
+    assert params.request_reading(scratch, name, operator).pk == before.pk
     with pytest.raises(ConsoleError) as bad:
         params.start_set(scratch, name, "0;reboot", operator, permanent=True)
     assert bad.value.field == "value" and "';'" in str(bad.value)
