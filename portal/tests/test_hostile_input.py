@@ -228,3 +228,23 @@ def test_a_name_with_a_trailing_newline_is_refused_not_trimmed_and_looked_up(por
     )
     assert response.status_code == 400
     assert "newlines" in response.json()["ssu"][0]
+
+    operator = portal("operator")
+    # The console's acts: 'oss01\n' was trimmed and acted on oss01.
+    for path, body, field in (
+        ("/api/v1/console/failover/", {"server": "oss01\n"}, "server"),
+        ("/api/v1/console/maintenance/", {"server": "oss01\n", "on": True}, "server"),
+        (
+            "/api/v1/console/set-param/",
+            {"filesystem": "scratch", "name": "osc.*.max_dirty_mb\n", "value": "512"},
+            "name",
+        ),
+    ):
+        response = operator.post(portal.url + path, json=body, timeout=30)
+        assert _is_bad_request_naming(response, field), (path, response.text)
+    read = operator.get(
+        portal.url + "/api/v1/console/parameters/",
+        params={"filesystem": "scratch\n", "name": "osc.*.max_dirty_mb"},
+        timeout=30,
+    )
+    assert _is_bad_request_naming(read, "filesystem"), read.text

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from portal.api_requests import NameField
 from portal.console.models import AuditEntry
 
 
@@ -31,9 +32,9 @@ class AuditEntrySerializer(serializers.ModelSerializer):
 
 
 class ClusterActSerializer(serializers.Serializer):
-    server = serializers.CharField(required=False, max_length=253)
-    target = serializers.CharField(required=False, max_length=32)
-    lifetime = serializers.CharField(required=False, max_length=20)
+    server = NameField(required=False, max_length=253)
+    target = NameField(required=False, max_length=32)
+    lifetime = NameField(required=False, max_length=20)
     confirm = serializers.BooleanField(default=False)
 
     def validate(self, data):
@@ -43,7 +44,7 @@ class ClusterActSerializer(serializers.Serializer):
 
 
 class MaintenanceSerializer(serializers.Serializer):
-    server = serializers.CharField(max_length=253)
+    server = NameField(max_length=253)
     on = serializers.BooleanField(help_text="true: start the maintenance, false: end it")
     hours = serializers.FloatField(required=False, min_value=0.25)
     reason = serializers.CharField(required=False, max_length=200, default="")
@@ -51,24 +52,24 @@ class MaintenanceSerializer(serializers.Serializer):
 
 
 class DriveActSerializer(serializers.Serializer):
-    array = serializers.CharField(max_length=32)
+    array = NameField(max_length=32)
     drive = serializers.RegexField(r"^\d+,\d+,\d+$", help_text="tray,drawer,slot")
     step = serializers.ChoiceField(choices=["locate", "replaced"])
     confirm = serializers.BooleanField(default=False)
 
 
 class SetParamSerializer(serializers.Serializer):
-    filesystem = serializers.CharField(max_length=8)
-    name = serializers.CharField(max_length=200)
+    filesystem = NameField(max_length=8)
+    name = NameField(max_length=200)
     value = serializers.CharField(max_length=256)
-    servers = serializers.ListField(child=serializers.CharField(max_length=253), required=False)
+    servers = serializers.ListField(child=NameField(max_length=253), required=False)
     permanent = serializers.BooleanField(default=False)
     confirm = serializers.BooleanField(default=False)
 
 
 class ReadParamSerializer(serializers.Serializer):
-    filesystem = serializers.CharField(max_length=8)
-    name = serializers.CharField(max_length=200)
+    filesystem = NameField(max_length=8)
+    name = NameField(max_length=200)
 
 
 class ReadingSerializer(serializers.Serializer):
