@@ -12,7 +12,7 @@ help:
 	@echo "make test   install what is missing, run the whole suite on its own services"
 	@echo "make bench  run the benchmarks"
 	@echo "make fuzz   only the fuzz tests (API, forms, specs, names), with many more examples"
-	@echo "            (OSTARA_FUZZ_EXAMPLES each, default $(FUZZ_EXAMPLES): about 20 minutes)"
+	@echo "            (OSTARA_FUZZ_EXAMPLES each, default $(FUZZ_EXAMPLES): about 32 minutes)"
 	@echo "make lint   ruff"
 
 install:
