@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import io
 import re
-import unicodedata
 
 from django.conf import settings
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import authentication, serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+from provisioning import names
 
 MAX_JSON_DEPTH = 64
 
@@ -67,7 +68,7 @@ class NameField(serializers.CharField):
 
     def to_internal_value(self, data) -> str:
         name = super().to_internal_value(data)
-        if name != name.strip() or any(unicodedata.category(c) == "Cc" for c in name):
+        if name != name.strip() or names.first_control_character(name):
             raise serializers.ValidationError(
                 "a name has no spaces or newlines at its ends and no control characters"
             )

@@ -12,6 +12,7 @@ spec validator can collect every problem of a spec in one pass.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Lustre's own limit is 8 characters; the alphabet is narrowed to what is safe everywhere the
 # name travels (device paths, ansible variables), and it starts with a letter because target
@@ -160,6 +161,21 @@ def fence_user_problem(name: str) -> str | None:
         f"{name!r} is not a BMC user name the fence agents accept: 1 to 32 letters, digits, "
         "'_', '.' or '-', not starting with '-'"
     )
+
+
+# Line ends (CR, LF, and the vertical tab, form feed and separators Python's mail package also
+# breaks lines at), other C0/C1 controls, invisible format characters (bidirectional overrides)
+# and lone surrogates: none belongs in a name, and in a header or a log line they break or forge
+# lines.
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def first_control_character(text: str) -> tuple[int, str] | None:
+    """The position (from 1) and the character of ``text``'s first control character."""
+    for position, character in enumerate(text, 1):
+        if unicodedata.category(character) in CONTROL_CATEGORIES:
+            return position, character
+    return None
 
 
 def fence_password_problem(password: str) -> str | None:

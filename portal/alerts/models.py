@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -36,10 +35,6 @@ from portal.alerts.choices import (
 from portal.single_row import SingleRow
 from provisioning import names
 
-# Line ends (CR, LF, and the vertical tab, form feed and separators Python's mail package also
-# breaks lines at), other C0/C1 controls, invisible format characters (bidirectional overrides)
-# and lone surrogates: none belongs in a name, and in a mail header they break or forge lines.
-CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # Between the addresses of a rule's "other addresses".
 ADDRESS_SEPARATORS = re.compile(r"[\s,;]+")
 
@@ -48,13 +43,14 @@ def validate_no_control_characters(value: str) -> None:
     """Refuse text that reaches a mail header (a rule's name in the subject, an address, the
     mail relay's sender and user name) if it holds a control character. The model fields carry
     it, so the console's forms, the API and Django's admin all refuse the same way."""
-    for position, character in enumerate(value, 1):
-        if unicodedata.category(character) in CONTROL_CATEGORIES:
-            raise ValidationError(
-                "may not hold control characters such as line breaks "
-                f"(U+{ord(character):04X} at character {position})",
-                code="control_character",
-            )
+    found = names.first_control_character(value)
+    if found is not None:
+        position, character = found
+        raise ValidationError(
+            "may not hold control characters such as line breaks "
+            f"(U+{ord(character):04X} at character {position})",
+            code="control_character",
+        )
 
 
 def split_addresses(text: str) -> list[str]:

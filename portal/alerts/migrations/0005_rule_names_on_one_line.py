@@ -5,7 +5,7 @@ import unicodedata
 
 from django.db import migrations
 
-from portal.alerts.models import CONTROL_CATEGORIES
+from provisioning.names import CONTROL_CATEGORIES
 
 NAME_LENGTH = 100
 
