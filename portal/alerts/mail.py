@@ -18,8 +18,8 @@ from email.errors import HeaderParseError
 
 from django.core.mail import BadHeaderError, EmailMultiAlternatives, get_connection
 
+from portal.accounts.crypto import CredentialError
 from portal.alerts.models import MailRelaySettings
-from portal.crypto import CredentialError
 
 log = logging.getLogger(__name__)
 

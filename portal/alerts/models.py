@@ -21,7 +21,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, validat
 from django.db import models
 from django.utils import timezone
 
-from portal import crypto
+from portal.accounts import crypto
 from portal.alerts.choices import (
     Comparison,
     ConditionKind,
@@ -32,7 +32,7 @@ from portal.alerts.choices import (
     Severity,
     TransitionKind,
 )
-from portal.single_row import SingleRow
+from portal.single_row.models import SingleRow
 from provisioning import names
 
 # Between the addresses of a rule's "other addresses".
@@ -280,7 +280,7 @@ class MailRelay:
 class MailRelaySettings(SingleRow):
     """The mail server all mail goes through; one row (pk=1). Until an administrator saves it,
     the ``EMAIL_*`` environment variables apply. The password is encrypted with the appliance's
-    credentials key (``portal.crypto``), which is kept outside the database."""
+    credentials key (``portal.accounts.crypto``), which is kept outside the database."""
 
     host = models.CharField(
         "mail server", max_length=253, validators=[validate_mail_host], default="127.0.0.1"

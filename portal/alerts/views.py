@@ -39,7 +39,7 @@ from portal.alerts.models import Delivery, Event, MailRelaySettings, Rule, Silen
 from portal.alerts.services.backtest import backtest
 from portal.alerts.services.evaluation import acknowledge, active_events, retire
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
-from portal.settings_page import single_row_settings
+from portal.single_row.page import single_row_settings
 
 CONSOLE_TABS = (
     ("Active", "alerts:active"),

@@ -6,7 +6,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from portal.analytics import maths
-from portal.single_row import SingleRow
+from portal.single_row.models import SingleRow
 
 
 class AnalyticsSettings(SingleRow):

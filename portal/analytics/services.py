@@ -24,7 +24,7 @@ from portal.health.models import HealthSettings
 from portal.health.services.charts import sources_for
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import Filesystem, Server, Target
-from portal.query_numbers import BadParameter, time_in_range
+from portal.web.query_numbers import BadParameter, time_in_range
 from sensors import schema
 
 MAX_WINDOW_SECONDS = 366 * 86400

@@ -18,8 +18,8 @@ from portal import chart_rows, influx
 from portal.analytics import choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem
-from portal.query_numbers import BadParameter, epoch_seconds
-from portal.settings_page import single_row_settings
+from portal.single_row.page import single_row_settings
+from portal.web.query_numbers import BadParameter, epoch_seconds
 from sensors import schema
 
 

@@ -18,7 +18,7 @@ from django.db import models
 
 from portal.health import rules
 from portal.health.choices import NodeKind, Status
-from portal.single_row import SingleRow
+from portal.single_row.models import SingleRow
 
 DEFAULTS = rules.Thresholds()
 TEMPERATURE_KINDS = tuple(rules.TEMPERATURE_LABELS)  # cpu, inlet, exhaust, dimm, psu, other

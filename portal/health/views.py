@@ -30,8 +30,8 @@ from portal.health.services.evaluation import (
 )
 from portal.health.services.facts import object_key
 from portal.inventory.models import SSU, Filesystem, Server, Target
-from portal.settings_page import single_row_settings
-from portal.shared_cache import reused
+from portal.single_row.page import single_row_settings
+from portal.web.shared_cache import reused
 from sensors import schema
 
 RECENT_CHANGES = 15

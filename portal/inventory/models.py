@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from portal import crypto
+from portal.accounts import crypto
 from portal.inventory.choices import (
     DriveState,
     EnclosureKind,

@@ -10,12 +10,12 @@ from email.utils import formatdate
 
 import pytest
 
-from portal.content_security_policy import POLICY
 from portal.health.tests.conftest import (  # noqa: F401 (fixtures)
     evaluated_rack,
     metrics_db,
     rack_inventory,
 )
+from portal.web.content_security_policy import POLICY
 
 pytestmark = [
     pytest.mark.browser,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from portal.env import SettingError, env_bool, env_int, env_rate, env_str
+from portal.settings.env import SettingError, env_bool, env_int, env_rate, env_str
 
 
 def test_a_bad_number_names_the_variable(monkeypatch):

@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 from django.test import override_settings
 
-from portal.shared_cache import reused
+from portal.web.shared_cache import reused
 
 pytestmark = pytest.mark.services
 
@@ -38,7 +38,7 @@ def test_past_its_period_it_is_recomputed_aside_and_the_last_answer_given_meanwh
     key, compute = f"test:{uuid.uuid4().hex}", Counter()
     reused(key, 5, compute)
     clock = time.time() + 10
-    monkeypatch.setattr("portal.shared_cache.time.time", lambda: clock)
+    monkeypatch.setattr("portal.web.shared_cache.time.time", lambda: clock)
     cache.add(f"{key}:recomputing", 1, timeout=60)  # another process is recomputing
     assert reused(key, 5, compute) == 1 and compute.calls == 1
     cache.delete(f"{key}:recomputing")
@@ -46,7 +46,7 @@ def test_past_its_period_it_is_recomputed_aside_and_the_last_answer_given_meanwh
     deadline = time.monotonic() + 10
     while cache.get(key)[0] != 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    monkeypatch.setattr("portal.shared_cache.time.time", lambda: clock + 1)
+    monkeypatch.setattr("portal.web.shared_cache.time.time", lambda: clock + 1)
     assert reused(key, 5, compute) == 2 and compute.calls == 2
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from portal import crypto
+from portal.accounts import crypto
 from portal.inventory.provisioning import start_provisioning as provision_specs
 from portal.jobs.models import Job
 from portal.wizard.choices import FilesystemMode, WizardStep

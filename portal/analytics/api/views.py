@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from portal import influx
 from portal.analytics import services
 from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerializer
-from portal.query_numbers import BadParameter
+from portal.web.query_numbers import BadParameter
 
 
 class AnalyticsViewSet(viewsets.ViewSet):

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from portal.api_requests import NameField
 from portal.console.models import AuditEntry
+from portal.web.api_requests import NameField
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):

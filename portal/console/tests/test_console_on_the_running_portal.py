@@ -24,7 +24,7 @@ from portal.console.services import params
 from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.worker import run_job
-from portal.throttling import UserRate
+from portal.web.throttling import UserRate
 from provisioning.runner import PlaybookResult
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]

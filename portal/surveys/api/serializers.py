@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from portal.api_requests import NameField
 from portal.surveys import choices
 from portal.surveys.models import Survey, SurveyResult
+from portal.web.api_requests import NameField
 
 
 class SurveyResultSerializer(serializers.ModelSerializer):

@@ -1,6 +1,6 @@
 """Settings kept in one row (pk=1) that an administrator edits in the portal: the health
 thresholds, the analytics limits, the retention of history. Their page is
-``portal.settings_page.single_row_settings``."""
+``portal.single_row.page.single_row_settings``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What every operation of the API may answer besides its success, added to the OpenAPI schema
 (drf-spectacular documents only the success): 401 without credentials, 403 for a role that may
 not, 404 for an object that does not exist, 400 naming each refused field, 415 for a body in a
-media type it does not read, and 429 past the user's rate (``portal.throttling``)."""
+media type it does not read, and 429 past the user's rate (``portal.web.throttling``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ERRORS = {
     "400": ("refused: each key names a field, its value says why", FIELD_ERRORS),
     # A body in no media type the operation reads, or a malformed multipart one.
     "415": ("the body's media type is not one this operation reads", DETAIL),
-    # Past the user's rate of requests (portal.throttling); Retry-After says when to ask again.
+    # Past the user's rate of requests (portal.web.throttling); Retry-After says when to ask again.
     "429": ("too many requests: ask again after Retry-After seconds", DETAIL),
 }
 

@@ -1,7 +1,7 @@
 """Django settings for the Ostara portal.
 
 Every value that differs between machines comes from the environment through the typed helpers
-in ``portal.env``; nothing secret is written here. Groups: ``DATABASE_URL``, ``REDIS_URL``,
+in ``portal.settings.env``; nothing secret is written here. Groups: ``DATABASE_URL``, ``REDIS_URL``,
 ``INFLUXDB_*``, ``EMAIL_*``, ``OSTARA_*``.
 """
 
@@ -14,9 +14,9 @@ from urllib.parse import urlparse
 
 import dj_database_url
 
-from portal.env import SettingError, env_bool, env_int, env_list, env_rate, env_str
+from portal.settings.env import SettingError, env_bool, env_int, env_list, env_rate, env_str
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 # The run directory holds everything a running appliance writes: the SQLite database, the
 # generated secret key and admin password, service data and logs.
@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "portal.accounts",
     "portal.alerts",
     "portal.analytics",
+    "portal.backup",
     "portal.console",
     "portal.surveys",
     "portal.health",
@@ -93,14 +94,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "portal.content_security_policy.ContentSecurityPolicyMiddleware",
+    "portal.web.content_security_policy.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After the user is known; static files (WhiteNoise, above) never reach it.
-    "portal.cache_control.CacheControlMiddleware",
+    "portal.web.cache_control.CacheControlMiddleware",
     "portal.accounts.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # After the messages (it leaves one); before any view, so LoginRequired sees the sign-out.
@@ -121,7 +122,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "portal.navigation.navigation",
+                "portal.web.navigation.navigation",
             ],
         },
     },
@@ -222,7 +223,7 @@ OSTARA_DRIVE_REBUILD_HOURS = env_int("OSTARA_DRIVE_REBUILD_HOURS", 48)
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL
-# Shared by the portal's processes for a few seconds (portal.shared_cache): chart data that one
+# Shared by the portal's processes for a few seconds (portal.web.shared_cache): chart data that one
 # browser's request computed serves the others.
 CACHES = {
     "default": {
@@ -311,16 +312,16 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Basic first, so an unauthenticated client gets 401 with a challenge, not 403.
         "portal.accounts.authentication.RateLimitedBasicAuthentication",
-        # DRF's, but the body is read after the permission check (portal/api_requests.py).
-        "portal.api_requests.SessionAuthentication",
+        # DRF's, but the body is read after the permission check (portal/web/api_requests.py).
+        "portal.web.api_requests.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "portal.pagination.Pages",
+    "DEFAULT_PAGINATION_CLASS": "portal.web.pagination.Pages",
     "PAGE_SIZE": 100,
     # JSON nested past a sane depth is a 400, not a RecursionError.
     "DEFAULT_PARSER_CLASSES": [
-        "portal.api_requests.DepthLimitedJSONParser",
+        "portal.web.api_requests.DepthLimitedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -331,10 +332,10 @@ REST_FRAMEWORK = {
 OSTARA_THROTTLE_USER_RATE = env_rate("OSTARA_THROTTLE_USER_RATE", "3000/minute")
 OSTARA_THROTTLE_ANON_RATE = env_rate("OSTARA_THROTTLE_ANON_RATE", "300/minute")
 REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
-    "portal.throttling.UserRate",
-    "portal.throttling.AnonymousRate",
+    "portal.web.throttling.UserRate",
+    "portal.web.throttling.AnonymousRate",
 ]
-MIDDLEWARE.append("portal.throttling.PageThrottleMiddleware")
+MIDDLEWARE.append("portal.web.throttling.PageThrottleMiddleware")
 # A parameter read on every server is a short job: its values answer again this long (seconds)
 # before asking reads anew, and a user starts this many reads a minute at most.
 OSTARA_PARAM_READ_FRESH_SECONDS = env_int("OSTARA_PARAM_READ_FRESH_SECONDS", 30)
@@ -353,7 +354,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "portal.api_schema.document_error_responses",
+        "portal.web.api_schema.document_error_responses",
     ],
     # The schema and its documentation need a login like every other page.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

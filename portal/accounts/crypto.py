@@ -13,7 +13,7 @@ from functools import lru_cache
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 
-from portal.env import SettingError, env_str
+from portal.settings.env import SettingError, env_str
 
 
 class CredentialError(RuntimeError):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.backup import BackupError, restore
+from portal.backup.archive import BackupError, restore
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 
-from portal.query_numbers import BadParameter, whole_number
+from portal.web.query_numbers import BadParameter, whole_number
 
 # Far beyond any inventory or history the portal keeps; a larger offset is past the end anyway.
 MAX_OFFSET = 2**31

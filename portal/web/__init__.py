@@ -1,0 +1,3 @@
+"""How the portal meets a request, for every app alike: the API's body parsing, pagination and
+error schema, query-string numbers, Cache-Control, the Content-Security-Policy, per-user
+throttling, the main navigation and the answers its processes share for a few seconds."""
