@@ -101,20 +101,24 @@ def seed_fill(state: dict, rng: random.Random) -> None:
             target["used_kib"] = used
 
 
+def _single_stripe_file(rng: random.Random) -> dict:
+    """One large file written with the default stripe count of 1."""
+    return {
+        "stripe_count": 1,
+        "size": rng.randint(1024, 4096) * GiB,
+        "files": 1,
+        "read_fraction": 0.1,
+        "io_size": 1 * MiB,
+        "rate": rng.uniform(300, 450) * 1e6,
+    }
+
+
 def _job_template(
     state: dict, rng: random.Random, pool: list[str] | None, kind: str | None = None
 ) -> dict:
     scenario = state["scenario"]
     if kind == "narrow":
-        # one large file with the default stripe count of 1
-        return {
-            "stripe_count": 1,
-            "size": rng.randint(1024, 4096) * GiB,
-            "files": 1,
-            "read_fraction": 0.1,
-            "io_size": 1 * MiB,
-            "rate": rng.uniform(300, 450) * 1e6,
-        }
+        return _single_stripe_file(rng)
     if kind == "small":
         # many small files written and read in 16 KiB pieces
         return {
@@ -127,15 +131,7 @@ def _job_template(
         }
     if scenario == "bad-striping":
         if state["next_job"] % 5:
-            # a big file written with the default stripe count of 1
-            return {
-                "stripe_count": 1,
-                "size": rng.randint(1024, 4096) * GiB,
-                "files": 1,
-                "read_fraction": 0.1,
-                "io_size": 1 * MiB,
-                "rate": rng.uniform(300, 450) * 1e6,
-            }
+            return _single_stripe_file(rng)
         return {
             "stripe_count": 4,
             "size": rng.randint(10, 50) * GiB,
