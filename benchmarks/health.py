@@ -48,7 +48,7 @@ def timed(function, *args, **kwargs):
 
 
 def build_world(work: Path, ssus: int) -> Path:
-    from portal.health.tests.conftest import provisioned
+    from portal.inventory.provisioned import mark_provisioned
     from portal.inventory.services import save_plan
 
     rack_dir = work / "rack"
@@ -58,7 +58,7 @@ def build_world(work: Path, ssus: int) -> Path:
     pairs = [save_plan(mds_spec())]
     for number in range(1, ssus + 1):
         pairs.append(save_plan(ssu_spec(number)))
-    provisioned(pairs)
+    mark_provisioned(pairs)
     say(f"  inventory saved from the same plans: {time.perf_counter() - started:.1f} s")
     return rack_dir
 
@@ -98,7 +98,7 @@ class SensorRounds:
             time.sleep(over_seconds / len(batches))
 
     def __call__(self, quiet: bool = False) -> None:
-        from portal.health.tests.virtual_rack import RackArraySource
+        from benchmarks.rack_arrays import RackArraySource
 
         rack_dir = self.rack_dir
         with Rack.open(rack_dir, writer=self.writer) as rack:

@@ -102,8 +102,8 @@ def run_measured(command: list[str], **kwargs) -> tuple[float, subprocess.Comple
 def build_sample_tree(root: Path, osts: int, job_stats: bool) -> Path:
     """`osts` OSTs in the 2.15 layout, every one with the same real sample files."""
     from sensors.parsers import parse_lctl_get_param
-    from sensors.tests import fixture_text
-    from sensors.tests.roots import place
+    from sensors.sample_trees import place
+    from sensors.sample_trees import sample_text as fixture_text
 
     stats = fixture_text(f"{SAMPLES}/obdfilter.lflood-OST0001.stats.txt")
     brw = fixture_text(f"{SAMPLES}/osd-zfs.lflood-OST0000.brw_stats.txt")

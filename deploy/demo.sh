@@ -86,7 +86,7 @@ start)
             "$venv/python" -m simulator add --rack "$rack" "$spec"
         done
     fi
-    # A workload with something for the analytics to find (simulator/workload.py, "demo").
+    # A workload with something for the analytics to find (simulator/scenarios.py, "demo").
     start_daemon mail "$venv/python" -m portal.alerts.mailcatcher \
         --listen "127.0.0.1:$OSTARA_SMTP_PORT" --maildir "$OSTARA_CAUGHT_MAIL_DIR"
     # A drive's reconstruction in two minutes, not the hours of a real 4 TB drive.

@@ -7,13 +7,15 @@ Escaping (InfluxDB 1.x): measurement names escape commas and spaces; tag keys, t
 field keys escape commas, equals signs and spaces; string field values escape double quotes
 and backslashes. Integers carry the `i` suffix. A line cannot hold a newline anywhere, so
 control characters in names (a job id may hold anything) are replaced by `?`, as Lustre itself
-did before 2.15.4.
+did before 2.15.4. `decode` reads a line back by the same rules (a backslash before any other
+character is kept, as InfluxDB keeps it): the analytics report and the tests use it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _KEY_SPECIALS = (",", "=", " ")
@@ -103,6 +105,41 @@ class LineError(ValueError):
     """A line that is not InfluxDB line protocol."""
 
 
+class Point(NamedTuple):
+    """One decoded line; ``timestamp`` is None when the line has none (InfluxDB then uses the
+    time it received it)."""
+
+    measurement: str
+    tags: dict[str, str]
+    fields: dict[str, int | float | str | bool]
+    timestamp: int | None
+
+
+# What a backslash escapes where (InfluxDB 1.x); before any other character it is kept.
+_MEASUREMENT_ESCAPES = ", "
+_KEY_ESCAPES = ",= "
+_STRING_ESCAPES = '"\\'
+
+
+def _unescape(text: str, escapes: str) -> str:
+    if "\\" not in text:
+        return text
+    out, escaped = [], False
+    for char in text:
+        if escaped:
+            if char not in escapes:
+                out.append("\\")
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            out.append(char)
+    if escaped:
+        out.append("\\")
+    return "".join(out)
+
+
 def _split_unescaped(text: str, separator: str) -> list[str]:
     """Split on ``separator`` where it is not escaped by a backslash."""
     parts, current, escaped = [], [], False
@@ -122,15 +159,11 @@ def _split_unescaped(text: str, separator: str) -> list[str]:
     return parts
 
 
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
 def _field_value(text: str) -> int | float | str | bool:
     if text.startswith('"'):
         if len(text) < 2 or not text.endswith('"'):
             raise LineError(f"unterminated string value {text!r}")
-        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        return _unescape(text[1:-1], _STRING_ESCAPES)
     if text[-1:] in ("i", "u") and text[:-1].lstrip("-").isdigit():
         return int(text[:-1])
     if text in ("t", "T", "true", "True", "TRUE"):
@@ -162,36 +195,37 @@ def _split_outside_quotes(text: str, separator: str) -> list[str]:
     return parts
 
 
-def decode(
-    text: str,
-) -> tuple[str, dict[str, str], dict[str, int | float | str | bool], int | None]:
-    """One line back into (measurement, tags, fields, timestamp or None); the inverse of
-    ``series`` and ``line``, as InfluxDB and ``influx_inspect export -lponly`` write it."""
-    sections = [part for part in _split_outside_quotes(text.strip(), " ") if part]
+def decode(text: str) -> Point:
+    """One line back into its measurement, tags, fields and timestamp: the inverse of
+    ``series`` and ``line``, reading what InfluxDB and ``influx_inspect export -lponly`` write."""
+    text = text.strip()
+    # Quotes are plain characters before the first unescaped space (a job id may hold one).
+    key = _split_unescaped(text, " ")[0]
+    sections = [key, *(part for part in _split_outside_quotes(text[len(key) :], " ") if part)]
     if len(sections) not in (2, 3):
         raise LineError("expected: measurement[,tags] fields [timestamp]")
     head = _split_unescaped(sections[0], ",")
-    measurement = _unescape(head[0])
+    measurement = _unescape(head[0], _MEASUREMENT_ESCAPES)
     if not measurement:
         raise LineError("the measurement name is empty")
     tags = {}
     for pair in head[1:]:
-        key, equals, value = (_unescape(p) for p in _split_pair(pair))
+        key, equals, value = _split_pair(pair)
         if not equals or not key or not value:
             raise LineError(f"not a tag: {pair!r}")
-        tags[key] = value
+        tags[_unescape(key, _KEY_ESCAPES)] = _unescape(value, _KEY_ESCAPES)
     fields = {}
     for pair in _split_outside_quotes(sections[1], ","):
         key, equals, value = _split_pair(pair)
         if not equals or not key or not value:
             raise LineError(f"not a field: {pair!r}")
-        fields[_unescape(key)] = _field_value(value)
+        fields[_unescape(key, _KEY_ESCAPES)] = _field_value(value)
     timestamp = None
     if len(sections) == 3:
         if not sections[2].lstrip("-").isdigit():
             raise LineError(f"not a timestamp: {sections[2]!r}")
         timestamp = int(sections[2])
-    return measurement, tags, fields, timestamp
+    return Point(measurement, tags, fields, timestamp)
 
 
 def _split_pair(text: str) -> tuple[str, str, str]:

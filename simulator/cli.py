@@ -34,11 +34,11 @@ import time
 from pathlib import Path
 
 from provisioning.planner import SpecError, make_plan
-from simulator import failures, provision, workload
+from simulator import failures, provision, scenarios
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
+from simulator.scenarios import SCENARIOS
 from simulator.state import RackError, default_rack_dir
-from simulator.workload import SCENARIOS
 
 
 def _plan(spec_path: Path) -> dict:
@@ -190,7 +190,7 @@ def cmd_workload(args) -> int:
     """What the analytics must find, on demand: a scenario, one job, or a fill skew."""
     with Rack.open(args.rack) as rack:
         if args.what == "job":
-            job = workload.add_job(
+            job = scenarios.add_job(
                 rack.state,
                 stripe_count=args.stripe_count,
                 size=args.size,
@@ -206,7 +206,7 @@ def cmd_workload(args) -> int:
                 f"{args.io_size // 1024} KiB I/Os, striped over {', '.join(started['osts'])}"
             )
         elif args.what == "fill-skew":
-            filled = workload.skew_fill(rack.state, args.count, args.points)
+            filled = scenarios.skew_fill(rack.state, args.count, args.points)
             print(f"{args.points:g} points fuller: {', '.join(filled)}")
         else:
             rack.set_scenario(args.what, args.server)

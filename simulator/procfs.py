@@ -32,9 +32,9 @@ from pathlib import Path
 
 from simulator import counters as C
 from simulator import tunables as T
+from simulator.counter_store import host_counters, target_counters
 from simulator.state import write_atomic
 from simulator.topology import NCPU, host_volumes, target_health
-from simulator.workload import host_counters, target_counters
 
 LUSTRE_VERSION = "2.15.4"
 MEM_TOTAL_KB = 196_608_000

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulator import cluster, procfs, topology, workload
+from simulator import cluster, counter_store, procfs, scenarios, topology, workload
 from simulator.command_table import MODULES
 from simulator.state import (
     RackError,
@@ -79,13 +79,13 @@ class Rack:
     @property
     def store(self) -> dict:
         if self._store is None:
-            self._store = workload.load_counters(self.root)
+            self._store = counter_store.load_counters(self.root)
         return self._store
 
     def save(self) -> None:
         save_state(self.root, self.state)
         if self._store is not None and getattr(self, "_save_counters", True):
-            workload.save_counters(self.root, self._store)
+            counter_store.save_counters(self.root, self._store)
 
     # -- clock and workload ---------------------------------------------------------------
 
@@ -99,7 +99,7 @@ class Rack:
         cluster.tick(self)
 
     def set_scenario(self, name: str, hot_server: str | None = None) -> None:
-        workload.set_scenario(self.state, name, hot_server)
+        scenarios.set_scenario(self.state, name, hot_server)
 
     # -- hardware -------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from provisioning.ha.simulate import SimulationError, WhatIfError, _run, _Simulation
+from provisioning.ha.simulate import Simulation, SimulationError, WhatIfError
 
 # ISO 8601 durations as crm_resource --lifetime takes them: PT30M, PT2H, P1D.
 LIFETIME_RE = re.compile(
@@ -40,8 +40,16 @@ def check_lifetime(value: str) -> str:
     return value
 
 
+class _Act:
+    """What every act shares: it is a simulate.OperatorAct, so acts and failures mix in one
+    what-if (``simulate(cib, [NodeLost("oss01"), Move(...)])``)."""
+
+    def apply_to(self, simulation: Simulation) -> None:
+        apply(simulation, self)
+
+
 @dataclass(frozen=True)
-class Move:
+class Move(_Act):
     """Run the target on ``node`` (a location preference that outweighs stickiness)."""
 
     resource: str
@@ -57,7 +65,7 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Ban:
+class Ban(_Act):
     """Keep the target off ``node`` (for ``lifetime``, or until cleared)."""
 
     resource: str
@@ -74,7 +82,7 @@ class Ban:
 
 
 @dataclass(frozen=True)
-class Clear:
+class Clear(_Act):
     """Remove the move and ban constraints of a target: stickiness keeps it where it runs."""
 
     resource: str
@@ -87,7 +95,7 @@ class Clear:
 
 
 @dataclass(frozen=True)
-class Standby:
+class Standby(_Act):
     """Put a node in standby (True) or take it out (False), as ``pcs node standby``."""
 
     node: str
@@ -122,15 +130,12 @@ def validate(action: Action) -> Action:
     return action
 
 
-def apply(simulation: _Simulation, action: Action) -> None:
+def apply(simulation: Simulation, action: Action) -> None:
     """Run the act's command on the simulation's CIB, then let the scheduler act on it."""
     validate(action)
     if isinstance(action, Move | Ban | Standby):
-        simulation._check_node(action.node)
-    completed = _run(action.argv(), cib_file=simulation.cib)
-    if completed.returncode != 0:
-        raise WhatIfError(f"{action.describe()}: {completed.stderr.strip()}")
-    simulation.transition(action.describe(), [])
+        simulation.check_node(action.node)
+    simulation.run_command(action.argv(), action.describe())
 
 
 _ACTION_RE = re.compile(
@@ -188,7 +193,7 @@ class WhatIf:
 def current(live_cib_xml: str) -> tuple[dict[str, str | None], tuple[str, ...]]:
     """Where each target runs in a live CIB, and the nodes online, as the scheduler sees it."""
     with tempfile.TemporaryDirectory(prefix="ostara-ha-") as workdir:
-        status = _Simulation(Path(workdir), live_cib_xml).transition("the cluster now", [])
+        status = Simulation(Path(workdir), live_cib_xml).transition("the cluster now", [])
     return dict(status.placements), status.online
 
 
@@ -198,7 +203,7 @@ def what_if(live_cib_xml: str, actions: Sequence[Action]) -> WhatIf:
     if not actions:
         raise WhatIfError("no action to simulate")
     with tempfile.TemporaryDirectory(prefix="ostara-ha-") as workdir:
-        simulation = _Simulation(Path(workdir), live_cib_xml)
+        simulation = Simulation(Path(workdir), live_cib_xml)
         before = simulation.transition("the cluster now", [])
         placements_before = dict(before.placements)
         for action in actions:

@@ -9,6 +9,8 @@ brings both nodes up, then applies failures one by one, each as its own cluster 
   LnetHealthy(node), LustreHealthy(node): it reports healthy again.
 - AttributeChange(node, name, value): any transient node attribute (value None removes it).
 - MonitorFails(resource, node): one failed recurring monitor of a target.
+- an operator's act (provisioning.ha.operator: move, ban, clear, standby), which runs its own
+  commands on the CIB (`OperatorAct`, `Simulation.run_command`).
 
 crm_simulate pretends every action succeeds, and it runs no resource agents, so it does not
 play the health agents' part: wherever a healthLNET or healthLUSTRE clone instance runs and its
@@ -30,6 +32,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from provisioning.ha.cluster import LNET_ATTRIBUTE, LUSTRE_ATTRIBUTE
 
@@ -94,6 +97,15 @@ class MonitorFails:
     rc: int = OCF_NOT_RUNNING
 
 
+@runtime_checkable
+class OperatorAct(Protocol):
+    """An operator's act (``pcs resource move``, ``ban``, ``clear``, ``node standby``; see
+    provisioning.ha.operator): it runs its own commands on the simulation's CIB. Acts and
+    failures mix in one what-if; this module knows acts only by this interface."""
+
+    def apply_to(self, simulation: Simulation) -> None: ...
+
+
 Failure = (
     NodeLost
     | NodeReturns
@@ -103,6 +115,7 @@ Failure = (
     | LnetHealthy
     | LustreHealthy
     | MonitorFails
+    | OperatorAct
 )
 HealthChange = LnetUnhealthy | LustreUnhealthy | LnetHealthy | LustreHealthy | AttributeChange
 
@@ -352,8 +365,9 @@ def _read_result(xml_text: str) -> _Status:
     return _Status(placements, online, health_nodes, fenced)
 
 
-class _Simulation:
-    """A CIB file in a temporary directory, moved on one transition at a time."""
+class Simulation:
+    """A CIB file in a temporary directory, moved on one transition at a time: failures
+    (``apply``) and an operator's acts (``run_command``, see provisioning.ha.operator)."""
 
     def __init__(self, workdir: Path, cib_xml: str) -> None:
         self.workdir = workdir
@@ -366,7 +380,7 @@ class _Simulation:
         self.status: _Status | None = None
         self.count = 0
 
-    def _check_node(self, node: str) -> None:
+    def check_node(self, node: str) -> None:
         if node not in self.nodes:
             raise WhatIfError(f"{node!r} is not a node of this cluster ({', '.join(self.nodes)})")
 
@@ -397,7 +411,7 @@ class _Simulation:
         return self.status
 
     def set_attribute(self, node: str, name: str, value: str | None) -> None:
-        self._check_node(node)
+        self.check_node(node)
         if value is None:
             arguments = [
                 "crm_attribute",
@@ -450,10 +464,10 @@ class _Simulation:
 
     def apply(self, failure: Failure) -> None:
         if isinstance(failure, NodeLost):
-            self._check_node(failure.node)
+            self.check_node(failure.node)
             self.transition(f"{failure.node} lost", ["--node-fail", failure.node])
         elif isinstance(failure, NodeReturns):
-            self._check_node(failure.node)
+            self.check_node(failure.node)
             self.transition(f"{failure.node} returns", ["--node-up", failure.node])
         elif isinstance(failure, HealthChange):
             name, value = self._attribute_change(failure)
@@ -461,15 +475,19 @@ class _Simulation:
             self.transition(f"{failure.node}: {name}={value}", [])
         elif isinstance(failure, MonitorFails):
             self.transition(*self._monitor_failure(failure))
+        elif isinstance(failure, OperatorAct):
+            failure.apply_to(self)
         else:
-            from provisioning.ha import operator  # an operator's act; it builds on this module
-
-            if not isinstance(
-                failure, operator.Move | operator.Ban | operator.Clear | operator.Standby
-            ):
-                raise WhatIfError(f"unknown failure {failure!r}")
-            operator.apply(self, failure)
+            raise WhatIfError(f"unknown failure {failure!r}")
         self.settle()
+
+    def run_command(self, arguments: Sequence[str], description: str) -> None:
+        """Run one cluster command (crm_resource, crm_attribute) on this CIB as an operator
+        would on the pair, then let the scheduler act on it."""
+        completed = _run(arguments, cib_file=self.cib)
+        if completed.returncode != 0:
+            raise WhatIfError(f"{description}: {completed.stderr.strip()}")
+        self.transition(description, [])
 
     def _attribute_change(self, failure: HealthChange) -> tuple[str, str | None]:
         if isinstance(failure, AttributeChange):
@@ -488,7 +506,7 @@ class _Simulation:
             node = self.status.placements.get(failure.resource) if self.status else None
             if node is None:
                 raise WhatIfError(f"{failure.resource} runs nowhere; name the node")
-        self._check_node(node)
+        self.check_node(node)
         interval = _monitor_interval_ms(_parse(self.cib.read_text(), "CIB"), failure.resource)
         injection = f"{failure.resource}_monitor_{interval}@{node}={failure.rc}"
         return f"{failure.resource} monitor fails on {node}", ["--op-inject", injection]
@@ -508,7 +526,7 @@ class _Simulation:
 def simulate(cib_xml: str, failures: Iterable[Failure] = ()) -> SimulationResult:
     """Bring both nodes up, then apply the failures in order; see the module docstring."""
     with tempfile.TemporaryDirectory(prefix="ostara-ha-") as workdir:
-        simulation = _Simulation(Path(workdir), cib_xml)
+        simulation = Simulation(Path(workdir), cib_xml)
         simulation.bring_up()
         for failure in failures:
             simulation.apply(failure)
@@ -518,7 +536,7 @@ def simulate(cib_xml: str, failures: Iterable[Failure] = ()) -> SimulationResult
 def simulate_from(previous: SimulationResult, failures: Iterable[Failure]) -> SimulationResult:
     """Carry on from an earlier result; `fenced` lists only what these failures fenced."""
     with tempfile.TemporaryDirectory(prefix="ostara-ha-") as workdir:
-        simulation = _Simulation(Path(workdir), previous.cib_xml)
+        simulation = Simulation(Path(workdir), previous.cib_xml)
         simulation.status = _Status(
             dict(previous.placements), previous.online_nodes, dict(previous.health_agent_nodes), ()
         )

@@ -3,10 +3,7 @@ sensors/tests/fixtures/lustre/ (sources and licences in its SOURCES.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from sensors.sample_trees import SAMPLES as FIXTURES
+from sensors.sample_trees import sample_text as fixture_text
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lustre"
-
-
-def fixture_text(relative: str) -> str:
-    return (FIXTURES / relative).read_text(encoding="utf-8")
+__all__ = ["FIXTURES", "fixture_text"]

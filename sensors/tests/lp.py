@@ -1,85 +1,20 @@
-"""Reading line protocol back in tests, with InfluxDB 1.x's escaping rules, so assertions name
-tags and fields instead of matching substrings. Also the sensor run used by several tests."""
+"""Reading the sensor's points back in tests (with `sensors.lineproto.decode`, the one
+decoder), so assertions name tags and fields instead of matching substrings. Also the sensor run
+used by several tests."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from sensors.collect import Collector
 from sensors.config import SensorConfig
+from sensors.lineproto import Point, decode
 
 STATIC = {"ssu": "ssu01", "pair": "pair01"}
-
-
-class Point(NamedTuple):
-    measurement: str
-    tags: dict[str, str]
-    fields: dict[str, int | float | str]
-    timestamp: int
-
-
-def _split(text: str, separator: str, quotes: bool = False) -> list[str]:
-    """Split on separators that are not escaped (and not inside double quotes)."""
-    parts, current, escaped, quoted = [], [], False, False
-    for char in text:
-        if escaped:
-            current.append(char)
-            escaped = False
-        elif char == "\\":
-            current.append(char)
-            escaped = True
-        elif quotes and char == '"':
-            quoted = not quoted
-            current.append(char)
-        elif char == separator and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def _unescape(text: str) -> str:
-    out, escaped = [], False
-    for char in text:
-        if escaped:
-            if char not in ',= "\\':
-                out.append("\\")
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out.append(char)
-    if escaped:
-        out.append("\\")
-    return "".join(out)
-
-
-def _value(text: str) -> int | float | str:
-    if text.startswith('"'):
-        return _unescape(text[1:-1])
-    if text.endswith("i"):
-        return int(text[:-1])
-    return float(text)
-
-
-def parse_line(line: str) -> Point:
-    key, fields_text, timestamp = _split(line, " ", quotes=True)
-    measurement, *tag_parts = _split(key, ",")
-    tags = dict((_unescape(k), _unescape(v)) for k, v in (_split(part, "=") for part in tag_parts))
-    fields = {}
-    for part in _split(fields_text, ",", quotes=True):
-        name, value = _split(part, "=", quotes=True)
-        fields[_unescape(name)] = _value(value)
-    return Point(_unescape(measurement), tags, fields, int(timestamp))
 
 
 def parse_lines(lines: list[str] | str) -> list[Point]:
     if isinstance(lines, str):
         lines = [line for line in lines.splitlines() if line]
-    return [parse_line(line) for line in lines]
+    return [decode(line) for line in lines]
 
 
 def points_of(points: list[Point], measurement: str, **tags: str) -> list[Point]:

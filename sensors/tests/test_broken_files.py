@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 
 from sensors import lustre, rounds
+from sensors.sample_trees import place
 from sensors.tests.lp import collect_root, one, points_of
-from sensors.tests.roots import build_release_root, place
+from sensors.tests.roots import build_release_root
 
 TS = 1_700_000_000_000
 

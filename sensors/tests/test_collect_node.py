@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from sensors.parsers import parse_lctl_get_param
+from sensors.sample_trees import place
 from sensors.tests import fixture_text
 from sensors.tests.lp import collect_root, one, points_of
-from sensors.tests.roots import build_release_root, place
+from sensors.tests.roots import build_release_root
 
 TS = 1_700_000_000_000
 

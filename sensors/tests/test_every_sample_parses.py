@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from sensors.parsers import parse_lctl_get_param
+from sensors.sample_trees import place, place_lctl_output
 from sensors.tests import FIXTURES, fixture_text
 from sensors.tests.lp import collect_root, points_of
-from sensors.tests.roots import place, place_lctl_output
 
 # sample file -> (parameter it holds, release layout to place it in, measurement it feeds)
 SINGLE_FILES = {

@@ -15,10 +15,10 @@ from sensors.jobstats import (
     fast_job_blocks,
     reference_jobs,
 )
+from sensors.lineproto import decode
 from sensors.parsers import job_bytes, parse_job_stats, parse_lctl_get_param
 from sensors.schema import BRW_SECTIONS
 from sensors.tests import FIXTURES, fixture_text
-from sensors.tests.lp import parse_line
 
 
 def _samples(suffix: str) -> list[tuple[str, str]]:
@@ -43,7 +43,7 @@ def _is_ost(label: str) -> bool:
 
 
 def _fields(encoded: str) -> dict:
-    return parse_line(f"m {encoded} 0").fields
+    return decode(f"m {encoded} 0").fields
 
 
 JOB_SAMPLES = _samples("job_stats")

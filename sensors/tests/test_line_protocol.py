@@ -1,5 +1,5 @@
-"""The line-protocol encoder: escaping of names, tag values and strings, integer suffixes,
-values InfluxDB cannot hold; and the real InfluxDB reading back what was written."""
+"""The line-protocol encoder and decoder: escaping of names, tag values and strings, integer
+suffixes, values InfluxDB cannot hold; and the real InfluxDB reading back what was written."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import urllib.request
 
 import pytest
 
-from sensors.lineproto import escape_key, escape_string, line, series
+from sensors.lineproto import decode, escape_key, escape_string, line, series
 from sensors.tests.conftest import influx_query
-from sensors.tests.lp import parse_line
 
 
 def test_integers_carry_the_i_suffix_floats_and_strings_do_not():
@@ -26,7 +25,7 @@ def test_tags_are_sorted_and_empty_tag_values_left_out():
 def test_tag_values_escape_commas_equals_and_spaces_and_keep_colons():
     prefix = series("ost_job", {"jobid": "SLURM_JOB10:0:es18kxe co,x=y"})
     assert prefix == "ost_job,jobid=SLURM_JOB10:0:es18kxe\\ co\\,x\\=y"
-    point = parse_line(f"{prefix} v=1i 1")
+    point = decode(f"{prefix} v=1i 1")
     assert point.tags == {"jobid": "SLURM_JOB10:0:es18kxe co,x=y"}
 
 
@@ -51,6 +50,22 @@ def test_values_influxdb_cannot_store_are_left_out():
 
 def test_odd_field_keys_are_escaped():
     assert line("m", {"two words": 1, "a=b": 2}, 1) == "m two\\ words=1i,a\\=b=2i 1"
+
+
+def test_the_decoder_reads_back_exactly_what_was_encoded():
+    # Backslashes before other characters are kept, as InfluxDB 1.x keeps them; a quote in a
+    # tag value is a plain character.
+    awkward = 'job "1, x=y:0:host\\path'
+    text = line(
+        series("my m,x", {"jobid": awkward, "a b": "c"}),
+        {"state": 'degraded "rebuild" C:\\', "two words": 2, "load": 1.5},
+        1000,
+    )
+    point = decode(text)
+    assert point.measurement == "my m,x"
+    assert point.tags == {"jobid": awkward, "a b": "c"}
+    assert point.fields == {"state": 'degraded "rebuild" C:\\', "two words": 2, "load": 1.5}
+    assert point.timestamp == 1000
 
 
 @pytest.mark.services

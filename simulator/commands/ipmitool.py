@@ -15,7 +15,7 @@ import getopt
 
 from simulator import cluster, operations
 from simulator.commands import Context
-from simulator.workload import host_counters
+from simulator.counter_store import host_counters
 
 SESSION_ERROR = "Error: Unable to establish IPMI v2 / RMCP+ session"
 LOCAL_ERROR = (

@@ -16,7 +16,7 @@ import getopt
 
 from simulator import topology
 from simulator.commands import Context, strerror
-from simulator.workload import host_counters
+from simulator.counter_store import host_counters
 
 
 def _error(ctx: Context, verb: str, what: str, code: int, descr: str) -> int:

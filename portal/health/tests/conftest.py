@@ -19,27 +19,16 @@ def load_spec(name: str) -> dict:
     return json.loads((SPECS / f"{name}.json").read_text())
 
 
-def provisioned(pairs) -> None:
-    """What a finished provisioning job leaves: every target mounted on its primary."""
-    from portal.inventory.choices import TargetState
-    from portal.inventory.models import Target
-
-    for pair in pairs:
-        for target in Target.objects.filter(primary_server__pair=pair):
-            target.state = TargetState.MOUNTED
-            target.current_server = target.primary_server
-            target.save(update_fields=["state", "current_server"])
-
-
 @pytest.fixture
 def rack_inventory(db):
     """scratch: MDS pair mds01 (mds01, mds02) and SSU ssu01 (oss01, oss02, 24 OSTs), mounted."""
+    from portal.inventory.provisioned import mark_provisioned
     from portal.inventory.services import save_plans
 
     pairs = save_plans(
         [copy.deepcopy(load_spec("mds_pair")), copy.deepcopy(load_spec("reference_ssu"))]
     )
-    provisioned(pairs)
+    mark_provisioned(pairs)
     return pairs
 
 

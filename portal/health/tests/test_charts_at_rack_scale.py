@@ -11,7 +11,7 @@ import pytest
 
 from portal import influx
 from portal.chart_rows import SHOWN
-from portal.health.tests.conftest import load_spec, provisioned
+from portal.health.tests.conftest import load_spec
 from portal.health.tests.test_health_pages import login
 from portal.inventory.tests.conftest import second_ssu
 
@@ -117,10 +117,11 @@ def test_choosing_an_ssu_shows_its_own_osts_and_osss_all_of_them(client, world, 
 
 
 def test_the_dashboard_offers_each_ssu_as_the_scope_of_its_charts(client, world, rack_inventory):
+    from portal.inventory.provisioned import mark_provisioned
     from portal.inventory.services import save_plans
 
     second = second_ssu(load_spec("reference_ssu"), first_ost_index=24)
-    provisioned(save_plans([second]))
+    mark_provisioned(save_plans([second]))
     page = login(client, "viewer").get("/").content.decode()
     assert '<select data-scope aria-label="Chart scope">' in page
     assert '<option value="ssu:ssu02" data-url="/health/ssus/ssu02/">SSU ssu02</option>' in page

@@ -10,8 +10,6 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   SAS paths (`multipath -ll`) and LNet (`lnetctl net show`, `lnetctl ping` of the partner),
   and polls the partner's BMC for its chassis power, all as configured on a real server. A
   server that is not running sends nothing, as on real hardware.
-- `RackArraySource` (the benchmark's) gives the same array components from a rack state read
-  once, where a 100-SSU rack would make each SMcli call read the whole rack again.
 - The inventory is saved from the same plans and marked provisioned.
 """
 
@@ -28,7 +26,6 @@ from pathlib import Path
 from provisioning.ha import build_cib
 from provisioning.planner import make_plan
 from sensors.agent import Agent
-from sensors.arrays import ArrayComponent
 from sensors.collect import Collector
 from sensors.config import SensorConfig
 from simulator import failures, provision
@@ -40,49 +37,6 @@ REPO = Path(__file__).resolve().parents[3]
 def host_env(root: Path, host: str | None) -> dict:
     bin_dir = root / "hosts" / host / "bin" if host else root / "bin"
     return dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
-
-
-class RackArraySource:
-    """The arrays of one server pair as the array tool reports them: every drive (id
-    `tray,drawer,slot`), every volume group with its state, both controllers."""
-
-    def __init__(self, root: Path, arrays: list[str], state: dict | None = None) -> None:
-        self.root = root
-        self.arrays = arrays
-        self.state = state  # a rack state read once (the benchmark), else read at each round
-
-    def components(self) -> list[ArrayComponent]:
-        if self.state is not None:
-            return self._components(self.state)
-        with Rack.open(self.root, save_counters=False) as rack:
-            return self._components(rack.state)
-
-    def _components(self, state: dict) -> list[ArrayComponent]:
-        from simulator.topology import volume_group_health
-
-        found = []
-        for name in self.arrays:
-            array = state["arrays"][name]
-            for enclosure in array["enclosures"]:
-                for key, drive in sorted(enclosure["drives"].items()):
-                    drawer = int(key.split(",")[0])
-                    word = drive["state"]
-                    if word != "failed" and drawer in enclosure["drawers_offline"]:
-                        word = "missing"
-                    ok = word not in ("failed", "missing")
-                    found.append(
-                        ArrayComponent(name, "drive", f"{enclosure['tray']},{key}", word, ok)
-                    )
-            for group_name, group in sorted(array["volume_groups"].items()):
-                health = volume_group_health(array, group)["state"]
-                found.append(
-                    ArrayComponent(name, "volume_group", group_name, health, health == "optimal")
-                )
-            for controller, word in sorted(array["controllers"].items()):
-                found.append(
-                    ArrayComponent(name, "controller", controller, word, word == "optimal")
-                )
-        return found
 
 
 class VirtualServerAgent(Agent):
@@ -132,11 +86,11 @@ class VirtualRack:
 
     def save_inventory(self) -> list:
         """The same plans in the portal's inventory, provisioned (every target mounted)."""
-        from portal.health.tests.conftest import provisioned
+        from portal.inventory.provisioned import mark_provisioned
         from portal.inventory.services import save_plans
 
         pairs = save_plans(copy.deepcopy(self.specs))
-        provisioned(pairs)
+        mark_provisioned(pairs)
         return pairs
 
     # -- running --------------------------------------------------------------------------
