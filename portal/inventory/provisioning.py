@@ -181,46 +181,47 @@ def start_provisioning(
     return job
 
 
-def accept_step(run: StepRun) -> None:
-    """Acceptance: the surveys app runs obdfilter-survey on each new SSU and judges it."""
-    from portal.surveys.jobs import acceptance  # the surveys app builds on this one
+# The job's own steps. Apps above this one append theirs with ``add_provisioning_step`` (the
+# surveys app adds the acceptance survey), so this app imports none of them.
+STEPS: list[StepSpec] = [
+    StepSpec(
+        "preflight",
+        "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "array", "Create volume groups, volumes and hot spares on the arrays", run_playbook_step
+    ),
+    StepSpec("lnet", "Configure and start LNet", run_playbook_step),
+    StepSpec(
+        "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
+    ),
+    StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
+    StepSpec(
+        "ha",
+        "Push the Pacemaker configuration with fencing and wait for the targets",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "sensor",
+        "Install, configure and start the Ostara sensor on every server",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
+    ),
+]
 
-    acceptance(run)
+
+def _register() -> None:
+    register(KIND, "Provision server pairs", STEPS, context=ProvisioningContext.for_job)
 
 
-register(
-    KIND,
-    "Provision server pairs",
-    [
-        StepSpec(
-            "preflight",
-            "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "array", "Create volume groups, volumes and hot spares on the arrays", run_playbook_step
-        ),
-        StepSpec("lnet", "Configure and start LNet", run_playbook_step),
-        StepSpec(
-            "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
-        ),
-        StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
-        StepSpec(
-            "ha",
-            "Push the Pacemaker configuration with fencing and wait for the targets",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "sensor",
-            "Install, configure and start the Ostara sensor on every server",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
-        ),
-        StepSpec(
-            "accept", "Acceptance: obdfilter-survey of each new SSU against its plan", accept_step
-        ),
-    ],
-    context=ProvisioningContext.for_job,
-)
+def add_provisioning_step(step: StepSpec) -> None:
+    """Run ``step`` after the provisioning job's own steps (replacing a step of its name, so a
+    module imported again does not add it twice)."""
+    STEPS[:] = [existing for existing in STEPS if existing.name != step.name] + [step]
+    _register()
+
+
+_register()

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from portal.inventory.choices import PairKind
 from portal.inventory.models import Filesystem, Server, ServerPair
 from portal.inventory.services import claimed_elsewhere, preview_plans
 from portal.surveys.services import usage_warnings
@@ -110,7 +111,7 @@ def _server_forms(draft: Draft, group: str, data=None) -> tuple:
 
 
 def _next_name(group: str) -> str:
-    prefix = "ssu" if group == "oss" else "mds"
+    prefix = "ssu" if group == PairKind.OSS else "mds"  # a name, not a kind
     taken = set(ServerPair.objects.values_list("name", flat=True))
     number = 1
     while f"{prefix}{number:02d}" in taken:
@@ -124,7 +125,7 @@ def servers_step(request):
     draft = Draft(request.session)
     if not draft.done(WizardStep.FILESYSTEM):
         return redirect("wizard:filesystem")
-    groups = ["mds", "oss"] if draft.new_filesystem else ["oss"]
+    groups = [PairKind.MDS, PairKind.OSS] if draft.new_filesystem else [PairKind.OSS]
     data = request.POST if request.method == "POST" else None
     pairs = {group: _server_forms(draft, group, data) for group in groups}
     mdt_form = None
@@ -235,7 +236,7 @@ def arrays_step(request):
     draft = Draft(request.session)
     if not draft.done(WizardStep.SERVERS):
         return redirect("wizard:servers")
-    ssu_name = draft.data["servers"]["oss"]["name"]
+    ssu_name = draft.data["servers"][PairKind.OSS]["name"]
     stored = draft.data.get("arrays")
     if request.method == "POST":
         layout_form = forms.LayoutForm(request.POST)
@@ -400,7 +401,7 @@ def review_step(request):
 @may_provision
 def download_spec(request, role: str):
     draft = Draft(request.session)
-    spec = draft.mds_spec() if role == "mds" else draft.ssu_spec()
+    spec = draft.mds_spec() if role == PairKind.MDS else draft.ssu_spec()
     if spec is None:
         return HttpResponseBadRequest(f"the wizard has no complete {role} spec yet")
     response = HttpResponse(json.dumps(spec, indent=2) + "\n", content_type="application/json")
