@@ -3,8 +3,9 @@
 One step per playbook of provisioning/ansible, each idempotent, so a retry or a re-run of a
 finished job checks the hosts and changes nothing that is already as planned. The playbook
 variables (plans, Pacemaker CIBs, array layouts, fence secrets) are worked out once per run of a
-job and shared by its steps. What the playbooks find (volume group states from the arrays,
-where Pacemaker placed each target) is recorded in the inventory by ``record_observations``.
+job and shared by its steps, from the inventory's rows as they are then (``pair_plan``). What
+the playbooks find (volume group states from the arrays, where Pacemaker placed each target) is
+recorded in the inventory by ``record_observations``.
 
 The wizard and ``manage.py provision`` both start a job through ``start_provisioning``.
 """
@@ -17,7 +18,12 @@ from django.conf import settings
 from django.db import transaction
 
 from portal.inventory.models import ServerPair, Target
-from portal.inventory.services import ansible_inventory, record_observations, save_plans
+from portal.inventory.services import (
+    ansible_inventory,
+    pair_plan,
+    record_observations,
+    save_plans,
+)
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
 from portal.jobs.services import create_job, enqueue
@@ -136,11 +142,11 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         else "SMcli",
     }
     for pair in pairs:
-        mgs_nids = pair.filesystem.mgs_nids
-        variables["ostara_plans"][pair.name] = pair.plan
-        variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
-        variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
-        variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
+        plan = pair_plan(pair)  # the rows as they are now, never the record alone
+        variables["ostara_plans"][pair.name] = plan
+        variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
+        variables["ostara_layouts"][pair.name] = array_layout(plan)
+        variables["ostara_targets"][pair.name] = target_list(plan, pair.filesystem.mgs_nids)
     return variables
 
 

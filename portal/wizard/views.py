@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from portal.inventory.choices import PairKind
-from portal.inventory.models import Filesystem, Server, ServerPair
-from portal.inventory.services import claimed_elsewhere, preview_plans
+from portal.inventory.models import Filesystem, ServerPair, server_claims
+from portal.inventory.services import preview_plans
 from portal.surveys.services import usage_warnings
 from portal.wizard import forms
 from portal.wizard.choices import FilesystemMode, WizardStep
@@ -169,64 +169,22 @@ def servers_step(request):
 
 
 def _unique_across(pairs: dict) -> bool:
-    """Host names, NIDs, BMC addresses, PDU outlets and pair names must differ between the
-    servers of the draft, and from every server of the inventory (fencing a server through a
-    BMC or outlet that is another's would power off the other)."""
+    """Pair names must differ between the MDS pair and the SSU; host names, NIDs, BMC addresses
+    and PDU outlets between every server of the draft and of the inventory (``server_claims``).
+    """
     ok = True
-    seen: dict[tuple[str, str], str] = {}  # (field, value) -> who gave it first
     pair_names: set[str] = set()
-    for name_form, server_forms in pairs.values():
+    for name_form, _ in pairs.values():
         if name_form.cleaned_data["name"] in pair_names:
             name_form.add_error("name", "the MDS pair and the SSU need different names")
             ok = False
         pair_names.add(name_form.cleaned_data["name"])
-        for form in server_forms:
-            data = dict(form.cleaned_data)  # add_error() takes fields out of cleaned_data
-            host = data["hostname"]
-            existing = Server.objects.filter(hostname=host).select_related("pair").first()
-            if existing:
-                where = existing.pair.name if existing.pair else "the inventory"
-                form.add_error("hostname", f"{host} already belongs to {where}")
-                ok = False
-            given = [("hostname", host, f"{host} is already given for {{owner}}", form.prefix)]
-            given += [
-                ("nids", nid, f"NID {nid} is already given for {{owner}}", host)
-                for nid in data["nids"]
-            ]
-            given += [
-                (
-                    "bmc",
-                    data["bmc"],
-                    f"{data['bmc']} is already given as the BMC of {{owner}}",
-                    host,
-                ),
-                (
-                    "pdu_outlet",
-                    data["pdu_outlet"],
-                    f"{data['pdu_outlet']} is already given as the PDU outlet of {{owner}}",
-                    host,
-                ),
-            ]
-            refused: set[str] = set()
-            for field, value, message, me in given:
-                key = (field, value.lower())
-                if key in seen and field not in refused:
-                    form.add_error(field, message.format(owner=seen[key]))
-                    refused.add(field)
-                    ok = False
-                seen.setdefault(key, me)
-            claimed = claimed_elsewhere(
-                {
-                    "hostname": host,
-                    "bmc": data["bmc"],
-                    "pdu_outlet": data["pdu_outlet"],
-                    "nids": data["nids"],
-                }
-            )
-            for field, message in claimed.items():
-                if field not in refused:
-                    form.add_error(field, message)
-                    ok = False
+    server_forms = [form for _, forms_of_pair in pairs.values() for form in forms_of_pair]
+    servers = [{**form.cleaned_data, "label": form.prefix} for form in server_forms]
+    for form, claims in zip(server_forms, server_claims(servers), strict=True):
+        for field, message in claims.items():
+            form.add_error(field, message)
+            ok = False
     return ok
 
 
