@@ -315,10 +315,6 @@ def review_step(request):
         return redirect(STEP_URLS[draft.first_missing_step()])
     errors: dict[str, str] = {}
     plans: list[dict] = []
-    try:
-        plans = preview_plans(draft.specs())
-    except SpecError as error:
-        errors = error.errors
     # The acceptance survey that ends the job loads the servers; on a filesystem in use it
     # runs only when the operator says so.
     existing = (
@@ -327,16 +323,26 @@ def review_step(request):
         else Filesystem.objects.filter(name=draft.filesystem_name).first()
     )
     warnings = usage_warnings(existing) if existing else []
-    if request.method == "POST" and not errors:
+    if request.method == "POST":
         skip = ""
         if warnings and request.POST.get("survey_anyway") != "1":
             skip = (
                 f"{existing.name} was in use ({'; '.join(warnings)}); start one from the SSU's "
                 "survey page when it is quiet"
             )
-        job = start_provisioning(draft, request.user, skip_acceptance=skip)
-        messages.success(request, f"Provisioning started: job #{job.pk}.")
-        return redirect("jobs:job-detail", pk=job.pk)
+        # Confirm plans and checks once, as it saves; a refusal is shown as the preview's.
+        try:
+            job = start_provisioning(draft, request.user, skip_acceptance=skip)
+        except SpecError as error:
+            errors = error.errors
+        else:
+            messages.success(request, f"Provisioning started: job #{job.pk}.")
+            return redirect("jobs:job-detail", pk=job.pk)
+    else:
+        try:
+            plans = preview_plans(draft.specs())
+        except SpecError as error:
+            errors = error.errors
     sections = [
         {
             "plan": plan,
