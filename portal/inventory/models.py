@@ -119,7 +119,11 @@ class Server(models.Model):
         if self.bmc_username and (problem := names.fence_user_problem(self.bmc_username)):
             errors["bmc_username"] = problem
         if not errors and self.hostname:
-            nids = self.lnet_nids if isinstance(self.lnet_nids, list) else []
+            nids = (
+                [n for n in self.lnet_nids if isinstance(n, str)]
+                if isinstance(self.lnet_nids, list)
+                else []
+            )
             claims = server_claims(
                 [{"hostname": self.hostname, "bmc": self.bmc_address,
                   "pdu_outlet": self.pdu_outlet, "nids": nids}],
