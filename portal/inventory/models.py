@@ -108,6 +108,8 @@ class Server(models.Model):
         return self.hostname
 
     def clean(self) -> None:
+        """Every way to change a server (the admin, ``save_plan``, a future edit page or API)
+        calls this: the shape of each value, then what other servers of the inventory hold."""
         errors = {}
         if problem := names.bmc_problem(self.bmc_address):
             errors["bmc_address"] = problem
@@ -116,6 +118,18 @@ class Server(models.Model):
         # It reaches ipmitool's argv (the sensor) and the CIB: never an option such as -x.
         if self.bmc_username and (problem := names.fence_user_problem(self.bmc_username)):
             errors["bmc_username"] = problem
+        if not errors and self.hostname:
+            nids = (
+                [n for n in self.lnet_nids if isinstance(n, str)]
+                if isinstance(self.lnet_nids, list)
+                else []
+            )
+            claims = server_claims(
+                [{"hostname": self.hostname, "bmc": self.bmc_address,
+                  "pdu_outlet": self.pdu_outlet, "nids": nids}],
+                new=self.pk is None,
+            )[0]  # fmt: skip
+            errors.update({SPEC_TO_FIELD.get(key, key): message for key, message in claims.items()})
         if errors:
             raise ValidationError(errors)
 
@@ -133,6 +147,72 @@ class Server(models.Model):
         if self.pair_id is None:
             return None
         return self.pair.servers.exclude(pk=self.pk).first()
+
+
+# The spec's names of a server's fields (the planner's and the wizard's) -> the row's.
+SPEC_TO_FIELD = {"bmc": "bmc_address", "nids": "lnet_nids"}
+
+
+def server_claims(servers: list[dict], new: bool = True) -> list[dict[str, str]]:
+    """The one check that no two servers share a host name, NID, BMC address or PDU outlet:
+    fencing one through a BMC or outlet that is another's would power off the other.
+
+    ``servers`` have the spec's keys (hostname, nids, bmc, pdu_outlet, and optionally label:
+    who gave the host name, for the message). Each is checked against the servers before it in
+    the list and against every other server of the inventory; ``new`` says the servers are
+    not in the inventory yet, so a row with the same host name is a clash too. Returns, per
+    server, field -> message.
+    """
+    found: list[dict[str, str]] = []
+    given: dict[tuple[str, str], str] = {}  # (field, value) -> who gave it first
+    for server in servers:
+        errors: dict[str, str] = {}
+        host = server.get("hostname") or ""
+        values = [("hostname", host)] + [("nids", nid) for nid in server.get("nids") or []]
+        values += [("bmc", server.get("bmc") or ""), ("pdu_outlet", server.get("pdu_outlet") or "")]
+        for field, value in values:
+            key = (field, value.lower())
+            if value and key in given and field not in errors:
+                errors[field] = _given_message(field, value, given[key])
+            owner = server.get("label", host) if field == "hostname" else host
+            given.setdefault(key, owner)
+        for field, message in _inventory_claims(server, new).items():
+            errors.setdefault(field, message)
+        found.append(errors)
+    return found
+
+
+def _given_message(field: str, value: str, owner: str) -> str:
+    what = {"bmc": "as the BMC of ", "pdu_outlet": "as the PDU outlet of "}.get(field, "for ")
+    return f"{'NID ' if field == 'nids' else ''}{value} is already given {what}{owner}"
+
+
+def _inventory_claims(server: dict, new: bool) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    host = server.get("hostname")
+    if new and (existing := Server.objects.filter(hostname=host).select_related("pair").first()):
+        where = f"pair {existing.pair.name!r}" if existing.pair else "the inventory"
+        errors["hostname"] = f"{host} already belongs to {where}; a server can be in one pair only"
+    others = Server.objects.exclude(hostname=host).select_related("pair")
+    if bmc := server.get("bmc"):
+        if owner := others.filter(bmc_address__iexact=bmc).first():
+            errors["bmc"] = f"{bmc} is already the BMC of {_owner(owner)}"
+    if outlet := server.get("pdu_outlet"):
+        if owner := others.filter(pdu_outlet__iexact=outlet).first():
+            errors["pdu_outlet"] = f"{outlet} is already the PDU outlet of {_owner(owner)}"
+    for nid in server.get("nids") or []:
+        # JSON containment is not portable to SQLite; the NID list is short, so match as text.
+        owner = next(
+            (s for s in others.filter(lnet_nids__icontains=nid) if nid in s.lnet_nids), None
+        )
+        if owner is not None:
+            errors["nids"] = f"NID {nid} is already used by {owner.hostname}"
+            break
+    return errors
+
+
+def _owner(server: Server) -> str:
+    return f"{server.hostname} in {server.pair.name}" if server.pair else server.hostname
 
 
 class SSU(models.Model):

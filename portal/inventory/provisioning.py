@@ -3,8 +3,9 @@
 One step per playbook of provisioning/ansible, each idempotent, so a retry or a re-run of a
 finished job checks the hosts and changes nothing that is already as planned. The playbook
 variables (plans, Pacemaker CIBs, array layouts, fence secrets) are worked out once per run of a
-job and shared by its steps. What the playbooks find (volume group states from the arrays,
-where Pacemaker placed each target) is recorded in the inventory by ``record_observations``.
+job and shared by its steps, from the inventory's rows as they are then (``pair_plan``). What
+the playbooks find (volume group states from the arrays, where Pacemaker placed each target) is
+recorded in the inventory by ``record_observations``.
 
 The wizard and ``manage.py provision`` both start a job through ``start_provisioning``.
 """
@@ -17,7 +18,12 @@ from django.conf import settings
 from django.db import transaction
 
 from portal.inventory.models import ServerPair, Target
-from portal.inventory.services import ansible_inventory, record_observations, save_plans
+from portal.inventory.services import (
+    ansible_inventory,
+    pair_plan,
+    record_observations,
+    save_plans,
+)
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
 from portal.jobs.services import create_job, enqueue
@@ -136,11 +142,11 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         else "SMcli",
     }
     for pair in pairs:
-        mgs_nids = pair.filesystem.mgs_nids
-        variables["ostara_plans"][pair.name] = pair.plan
-        variables["ostara_cibs"][pair.name] = build_cib(pair.plan, fence_user(pair))
-        variables["ostara_layouts"][pair.name] = array_layout(pair.plan)
-        variables["ostara_targets"][pair.name] = target_list(pair.plan, mgs_nids)
+        plan = pair_plan(pair)  # the rows as they are now, never the record alone
+        variables["ostara_plans"][pair.name] = plan
+        variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
+        variables["ostara_layouts"][pair.name] = array_layout(plan)
+        variables["ostara_targets"][pair.name] = target_list(plan, pair.filesystem.mgs_nids)
     return variables
 
 
@@ -181,46 +187,47 @@ def start_provisioning(
     return job
 
 
-def accept_step(run: StepRun) -> None:
-    """Acceptance: the surveys app runs obdfilter-survey on each new SSU and judges it."""
-    from portal.surveys.jobs import acceptance  # the surveys app builds on this one
+# The job's own steps. Apps above this one append theirs with ``add_provisioning_step`` (the
+# surveys app adds the acceptance survey), so this app imports none of them.
+STEPS: list[StepSpec] = [
+    StepSpec(
+        "preflight",
+        "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "array", "Create volume groups, volumes and hot spares on the arrays", run_playbook_step
+    ),
+    StepSpec("lnet", "Configure and start LNet", run_playbook_step),
+    StepSpec(
+        "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
+    ),
+    StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
+    StepSpec(
+        "ha",
+        "Push the Pacemaker configuration with fencing and wait for the targets",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "sensor",
+        "Install, configure and start the Ostara sensor on every server",
+        run_playbook_step,
+    ),
+    StepSpec(
+        "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
+    ),
+]
 
-    acceptance(run)
+
+def _register() -> None:
+    register(KIND, "Provision server pairs", STEPS, context=ProvisioningContext.for_job)
 
 
-register(
-    KIND,
-    "Provision server pairs",
-    [
-        StepSpec(
-            "preflight",
-            "Preflight: hosts, Lustre tools, NIDs, arrays and drives as planned",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "array", "Create volume groups, volumes and hot spares on the arrays", run_playbook_step
-        ),
-        StepSpec("lnet", "Configure and start LNet", run_playbook_step),
-        StepSpec(
-            "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
-        ),
-        StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
-        StepSpec(
-            "ha",
-            "Push the Pacemaker configuration with fencing and wait for the targets",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "sensor",
-            "Install, configure and start the Ostara sensor on every server",
-            run_playbook_step,
-        ),
-        StepSpec(
-            "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
-        ),
-        StepSpec(
-            "accept", "Acceptance: obdfilter-survey of each new SSU against its plan", accept_step
-        ),
-    ],
-    context=ProvisioningContext.for_job,
-)
+def add_provisioning_step(step: StepSpec) -> None:
+    """Run ``step`` after the provisioning job's own steps (replacing a step of its name, so a
+    module imported again does not add it twice)."""
+    STEPS[:] = [existing for existing in STEPS if existing.name != step.name] + [step]
+    _register()
+
+
+_register()

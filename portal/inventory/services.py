@@ -8,6 +8,7 @@ is written unless everything passes.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -15,7 +16,6 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Q
 
 from portal.inventory.choices import (
     DriveState,
@@ -37,6 +37,7 @@ from portal.inventory.models import (
     StorageArray,
     Target,
     VolumeGroup,
+    server_claims,
 )
 from provisioning import names
 from provisioning.ha.plan import HAConfigError, read_plan
@@ -85,14 +86,8 @@ def inventory_conflicts(plan: dict) -> dict[str, str]:
     if ServerPair.objects.filter(name=plan["ssu"]).exists():
         errors["ssu"] = f"a pair or SSU named {plan['ssu']!r} exists already"
 
-    for position, server in enumerate(plan["servers"]):
-        existing = Server.objects.filter(hostname=server["hostname"]).select_related("pair").first()
-        if existing is not None:
-            where = f"pair {existing.pair.name!r}" if existing.pair else "the inventory"
-            errors[f"servers[{position}].hostname"] = (
-                f"{server['hostname']} already belongs to {where}; a server can be in one pair only"
-            )
-        for field, message in claimed_elsewhere(server).items():
+    for position, claims in enumerate(server_claims(plan["servers"])):
+        for field, message in claims.items():
             errors[f"servers[{position}].{field}"] = message
 
     for position, array in enumerate(plan["arrays"]):
@@ -120,37 +115,6 @@ def inventory_conflicts(plan: dict) -> dict[str, str]:
                 )
                 errors[field] = f"{kind} indices clash with existing targets {labels}{more}{hint}"
     return errors
-
-
-def claimed_elsewhere(server: dict) -> dict[str, str]:
-    """Field -> message for a server's BMC address, PDU outlet or NIDs that another server of
-    the inventory already has: fencing one would power off the other.
-
-    ``server`` has the spec's keys: hostname, bmc, pdu_outlet, nids.
-    """
-    errors: dict[str, str] = {}
-    others = Server.objects.exclude(hostname=server.get("hostname")).select_related("pair")
-    if bmc := server.get("bmc"):
-        owner = others.filter(bmc_address__iexact=bmc).first()
-        if owner is not None:
-            errors["bmc"] = f"{bmc} is already the BMC of {_owner(owner)}"
-    if outlet := server.get("pdu_outlet"):
-        owner = others.filter(pdu_outlet__iexact=outlet).first()
-        if owner is not None:
-            errors["pdu_outlet"] = f"{outlet} is already the PDU outlet of {_owner(owner)}"
-    for nid in server.get("nids") or []:
-        # JSON containment is not portable to SQLite; the NID list is short, so match as text.
-        owner = next(
-            (s for s in others.filter(Q(lnet_nids__icontains=nid)) if nid in s.lnet_nids), None
-        )
-        if owner is not None:
-            errors["nids"] = f"NID {nid} is already used by {owner.hostname}"
-            break
-    return errors
-
-
-def _owner(server: Server) -> str:
-    return f"{server.hostname} in {server.pair.name}" if server.pair else server.hostname
 
 
 def sync_catalogue() -> dict[str, EnclosureModel]:
@@ -325,6 +289,49 @@ def _mark_drives(
         ).update(state=state, volume_group=group)
         if updated != 1:  # the planner never hands out a slot twice; a second use is a bug
             raise RuntimeError(f"plan names a missing or reused slot {slot}")
+
+
+def pair_plan(pair: ServerPair) -> dict:
+    """The pair's plan as its inventory rows say it now: what every job builds from.
+
+    ``ServerPair.plan`` is the record of what was confirmed. The rows are the truth of every
+    fact they hold (names, each server's NIDs, BMC address and PDU outlet, where each target
+    runs and from which device): an administrator's edit of a server reaches the Pacemaker
+    configuration, the array layout and the mkfs arguments of the next run from here, as it
+    reaches the sensors through ``ansible_inventory``. The record supplies only what no row
+    holds and no edit can change: the arrays' geometry, which drives each volume group and
+    spare uses, the LNet interface, and the planner's figures.
+    """
+    plan = copy.deepcopy(pair.plan)
+    plan.update(filesystem=pair.filesystem.name, ssu=pair.name, role=pair.kind)
+    rows = {server.hostname: server for server in pair.servers.all()}
+    plan["servers"] = [
+        {
+            **entry,
+            "nids": list(rows[entry["hostname"]].lnet_nids),
+            "bmc": rows[entry["hostname"]].bmc_address,
+            "pdu_outlet": rows[entry["hostname"]].pdu_outlet,
+        }
+        for entry in plan["servers"]
+    ]
+    targets = {
+        target.label: target
+        for target in Target.objects.filter(volume_group__array__pair=pair).select_related(
+            "primary_server", "failover_server", "volume_group"
+        )
+    }
+    plan["targets"] = [
+        {
+            **entry,
+            "primary": targets[entry["label"]].primary_server.hostname,
+            "failover": targets[entry["label"]].failover_server.hostname,
+            "device": targets[entry["label"]].device,
+            "mountpoint": targets[entry["label"]].mount_point,
+            "volume_group": targets[entry["label"]].volume_group.name,
+        }
+        for entry in plan["targets"]
+    ]
+    return plan
 
 
 def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None) -> dict:

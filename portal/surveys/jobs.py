@@ -9,6 +9,7 @@ reasons (the hardware fell short, the job did its work).
 from __future__ import annotations
 
 from portal.inventory.choices import PairKind
+from portal.inventory.provisioning import add_provisioning_step
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
 from portal.jobs.worker import StepRun
@@ -75,8 +76,9 @@ register(
 
 
 def acceptance(run: StepRun) -> None:
-    """The last step of a provisioning job (``portal.inventory.provisioning``): an acceptance
-    survey of every new SSU of the job, with the figures of ``choices.ACCEPTANCE``."""
+    """The last step of a provisioning job (``portal.inventory.provisioning``, which this module
+    adds it to): an acceptance survey of every new SSU of the job, with the figures of
+    ``choices.ACCEPTANCE``."""
     pairs = [pair for pair in run.job.pairs.order_by("name") if pair.kind == PairKind.OSS]
     if not pairs:
         run.console.say("no OSS pair in this job: nothing to survey")
@@ -104,3 +106,8 @@ def acceptance(run: StepRun) -> None:
             services.mark_unfinished(survey, f"{run.step.title}: {error}")
             raise
     _finish(run, surveys)
+
+
+add_provisioning_step(
+    StepSpec("accept", "Acceptance: obdfilter-survey of each new SSU against its plan", acceptance)
+)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from portal import influx
 from portal.inventory.choices import PairKind, TargetKind
 from portal.inventory.models import Filesystem, ServerPair, Target
-from portal.inventory.services import ansible_inventory
+from portal.inventory.services import ansible_inventory, pair_plan
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue
@@ -371,7 +371,7 @@ def conclude(survey: Survey) -> Survey:
     if survey.per_target:  # an OST the targets phase printed nothing for is a reason too
         for label in survey.labels:
             per_target.setdefault(label, [])
-    verdict = judge_survey(survey.pair.plan, per_server, per_target, survey.tolerance)
+    verdict = judge_survey(pair_plan(survey.pair), per_server, per_target, survey.tolerance)
     host_of = {label: host for host, labels in survey.targets.items() for label in labels}
     rows: list[SurveyResult] = []
     for host, results in per_server.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 
 from portal.accounts import crypto
+from portal.inventory.choices import PairKind
 from portal.inventory.provisioning import start_provisioning as provision_specs
 from portal.jobs.models import Job
 from portal.wizard.choices import FilesystemMode, WizardStep
@@ -89,13 +90,13 @@ class Draft:
     # --- specs: the same JSON the planner command takes ---------------------------------
 
     def mds_spec(self) -> dict | None:
-        if not self.new_filesystem or "mds" not in self.data.get("servers", {}):
+        if not self.new_filesystem or PairKind.MDS not in self.data.get("servers", {}):
             return None
-        mds = self.data["servers"]["mds"]
+        mds = self.data["servers"][PairKind.MDS]
         return {
             "filesystem": self.filesystem_name,
             "ssu": mds["name"],
-            "role": "mds",
+            "role": PairKind.MDS,
             "servers": [_spec_server(s) for s in mds["servers"]],
             "raid": "10",
             "segment_kib": 128,
@@ -104,14 +105,14 @@ class Draft:
         }
 
     def ssu_spec(self) -> dict | None:
-        if "oss" not in self.data.get("servers", {}) or "arrays" not in self.data:
+        if PairKind.OSS not in self.data.get("servers", {}) or "arrays" not in self.data:
             return None
-        oss = self.data["servers"]["oss"]
+        oss = self.data["servers"][PairKind.OSS]
         layout = self.data["arrays"]
         return {
             "filesystem": self.filesystem_name,
             "ssu": oss["name"],
-            "role": "oss",
+            "role": PairKind.OSS,
             "servers": [_spec_server(s) for s in oss["servers"]],
             "raid": "8+2",
             "segment_kib": layout["segment_kib"],
@@ -135,23 +136,23 @@ class Draft:
 
     def load_spec(self, spec: dict) -> None:
         """Fill the draft from an uploaded spec (passwords must then be entered again)."""
-        role = spec.get("role", "oss")
+        role = spec.get("role", PairKind.OSS)
         servers = [
             dict(s, bmc_user=s.get("bmc_user", ""), bmc_password="")
             for s in spec.get("servers", [])
             if isinstance(s, dict)
         ]
         self.data.setdefault("servers", {})
-        if role == "mds":
+        if role == PairKind.MDS:
             self.data["filesystem"] = {"mode": FilesystemMode.NEW, "name": spec.get("filesystem")}
-            self.store_servers("mds", spec.get("ssu", ""), servers)
+            self.store_servers(PairKind.MDS, spec.get("ssu", ""), servers)
             arrays = spec.get("arrays") or [{}]
             self.data["servers"]["mdt_array"] = arrays[0]
         else:
             self.data.setdefault(
                 "filesystem", {"mode": FilesystemMode.EXISTING, "name": spec.get("filesystem")}
             )
-            self.store_servers("oss", spec.get("ssu", ""), servers)
+            self.store_servers(PairKind.OSS, spec.get("ssu", ""), servers)
             self.data["arrays"] = {
                 "segment_kib": spec.get("segment_kib", 128),
                 "first_ost_index": spec.get("first_ost_index", 0),
@@ -165,15 +166,26 @@ class Draft:
 # name (a field dropped silently would build something other than the spec says).
 _SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet"}
 _ARRAY_KEYS = {
-    "mds": {"name", "controller", "drive_tb"},
-    "oss": {"name", "controller", "expansions", "drive_tb", "global_spares"},
+    PairKind.MDS: {"name", "controller", "drive_tb"},
+    PairKind.OSS: {"name", "controller", "expansions", "drive_tb", "global_spares"},
 }
 _TOP_KEYS = {
-    "mds": {"filesystem", "ssu", "role", "servers", "arrays"},
-    "oss": {"filesystem", "ssu", "role", "servers", "arrays", "segment_kib", "first_ost_index"},
+    PairKind.MDS: {"filesystem", "ssu", "role", "servers", "arrays"},
+    PairKind.OSS: {
+        "filesystem",
+        "ssu",
+        "role",
+        "servers",
+        "arrays",
+        "segment_kib",
+        "first_ost_index",
+    },  # fmt: skip
 }
 # Fields the wizard fixes per role: a spec may repeat the value, not change it.
-_FIXED = {"mds": {"raid": "10", "segment_kib": 128, "first_mdt_index": 0}, "oss": {"raid": "8+2"}}
+_FIXED = {
+    PairKind.MDS: {"raid": "10", "segment_kib": 128, "first_mdt_index": 0},
+    PairKind.OSS: {"raid": "8+2"},
+}
 _ELSEWHERE = "the wizard cannot carry it; build this spec with `manage.py provision`"
 
 
@@ -184,7 +196,7 @@ def spec_refusals(spec: dict) -> dict[str, str]:
         make_plan(spec)
     except SpecError as error:
         return dict(error.errors)
-    role = spec.get("role", "oss")
+    role = spec.get("role", PairKind.OSS)
     refusals: dict[str, str] = {}
     for key, value in spec.items():
         if key in _FIXED[role]:
@@ -199,14 +211,14 @@ def spec_refusals(spec: dict) -> dict[str, str]:
         for key in sorted(set(server) - _SERVER_KEYS):
             refusals[f"servers[{position}].{key}"] = _ELSEWHERE
     arrays = spec.get("arrays", [])
-    if role == "mds" and len(arrays) > 1:
+    if role == PairKind.MDS and len(arrays) > 1:
         refusals["arrays"] = f"the wizard builds an MDS pair on one array; {_ELSEWHERE}"
     for position, array in enumerate(arrays):
         for key in sorted(set(array) - _ARRAY_KEYS[role]):
             if key == "expansions" and not array[key]:
                 continue
             refusals[f"arrays[{position}].{key}"] = _ELSEWHERE
-        if role == "oss" and len(set(array.get("expansions", []))) > 1:
+        if role == PairKind.OSS and len(set(array.get("expansions", []))) > 1:
             refusals[f"arrays[{position}].expansions"] = (
                 f"the wizard adds expansions of one model per array; {_ELSEWHERE}"
             )

@@ -15,8 +15,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from portal.inventory.models import Filesystem, Server, ServerPair
-from portal.inventory.services import claimed_elsewhere, preview_plans
+from portal.inventory.choices import PairKind
+from portal.inventory.models import Filesystem, ServerPair, server_claims
+from portal.inventory.services import preview_plans
 from portal.surveys.services import usage_warnings
 from portal.wizard import forms
 from portal.wizard.choices import FilesystemMode, WizardStep
@@ -110,7 +111,7 @@ def _server_forms(draft: Draft, group: str, data=None) -> tuple:
 
 
 def _next_name(group: str) -> str:
-    prefix = "ssu" if group == "oss" else "mds"
+    prefix = "ssu" if group == PairKind.OSS else "mds"  # a name, not a kind
     taken = set(ServerPair.objects.values_list("name", flat=True))
     number = 1
     while f"{prefix}{number:02d}" in taken:
@@ -124,7 +125,7 @@ def servers_step(request):
     draft = Draft(request.session)
     if not draft.done(WizardStep.FILESYSTEM):
         return redirect("wizard:filesystem")
-    groups = ["mds", "oss"] if draft.new_filesystem else ["oss"]
+    groups = [PairKind.MDS, PairKind.OSS] if draft.new_filesystem else [PairKind.OSS]
     data = request.POST if request.method == "POST" else None
     pairs = {group: _server_forms(draft, group, data) for group in groups}
     mdt_form = None
@@ -168,64 +169,22 @@ def servers_step(request):
 
 
 def _unique_across(pairs: dict) -> bool:
-    """Host names, NIDs, BMC addresses, PDU outlets and pair names must differ between the
-    servers of the draft, and from every server of the inventory (fencing a server through a
-    BMC or outlet that is another's would power off the other)."""
+    """Pair names must differ between the MDS pair and the SSU; host names, NIDs, BMC addresses
+    and PDU outlets between every server of the draft and of the inventory (``server_claims``).
+    """
     ok = True
-    seen: dict[tuple[str, str], str] = {}  # (field, value) -> who gave it first
     pair_names: set[str] = set()
-    for name_form, server_forms in pairs.values():
+    for name_form, _ in pairs.values():
         if name_form.cleaned_data["name"] in pair_names:
             name_form.add_error("name", "the MDS pair and the SSU need different names")
             ok = False
         pair_names.add(name_form.cleaned_data["name"])
-        for form in server_forms:
-            data = dict(form.cleaned_data)  # add_error() takes fields out of cleaned_data
-            host = data["hostname"]
-            existing = Server.objects.filter(hostname=host).select_related("pair").first()
-            if existing:
-                where = existing.pair.name if existing.pair else "the inventory"
-                form.add_error("hostname", f"{host} already belongs to {where}")
-                ok = False
-            given = [("hostname", host, f"{host} is already given for {{owner}}", form.prefix)]
-            given += [
-                ("nids", nid, f"NID {nid} is already given for {{owner}}", host)
-                for nid in data["nids"]
-            ]
-            given += [
-                (
-                    "bmc",
-                    data["bmc"],
-                    f"{data['bmc']} is already given as the BMC of {{owner}}",
-                    host,
-                ),
-                (
-                    "pdu_outlet",
-                    data["pdu_outlet"],
-                    f"{data['pdu_outlet']} is already given as the PDU outlet of {{owner}}",
-                    host,
-                ),
-            ]
-            refused: set[str] = set()
-            for field, value, message, me in given:
-                key = (field, value.lower())
-                if key in seen and field not in refused:
-                    form.add_error(field, message.format(owner=seen[key]))
-                    refused.add(field)
-                    ok = False
-                seen.setdefault(key, me)
-            claimed = claimed_elsewhere(
-                {
-                    "hostname": host,
-                    "bmc": data["bmc"],
-                    "pdu_outlet": data["pdu_outlet"],
-                    "nids": data["nids"],
-                }
-            )
-            for field, message in claimed.items():
-                if field not in refused:
-                    form.add_error(field, message)
-                    ok = False
+    server_forms = [form for _, forms_of_pair in pairs.values() for form in forms_of_pair]
+    servers = [{**form.cleaned_data, "label": form.prefix} for form in server_forms]
+    for form, claims in zip(server_forms, server_claims(servers), strict=True):
+        for field, message in claims.items():
+            form.add_error(field, message)
+            ok = False
     return ok
 
 
@@ -235,7 +194,7 @@ def arrays_step(request):
     draft = Draft(request.session)
     if not draft.done(WizardStep.SERVERS):
         return redirect("wizard:servers")
-    ssu_name = draft.data["servers"]["oss"]["name"]
+    ssu_name = draft.data["servers"][PairKind.OSS]["name"]
     stored = draft.data.get("arrays")
     if request.method == "POST":
         layout_form = forms.LayoutForm(request.POST)
@@ -356,10 +315,6 @@ def review_step(request):
         return redirect(STEP_URLS[draft.first_missing_step()])
     errors: dict[str, str] = {}
     plans: list[dict] = []
-    try:
-        plans = preview_plans(draft.specs())
-    except SpecError as error:
-        errors = error.errors
     # The acceptance survey that ends the job loads the servers; on a filesystem in use it
     # runs only when the operator says so.
     existing = (
@@ -368,16 +323,26 @@ def review_step(request):
         else Filesystem.objects.filter(name=draft.filesystem_name).first()
     )
     warnings = usage_warnings(existing) if existing else []
-    if request.method == "POST" and not errors:
+    if request.method == "POST":
         skip = ""
         if warnings and request.POST.get("survey_anyway") != "1":
             skip = (
                 f"{existing.name} was in use ({'; '.join(warnings)}); start one from the SSU's "
                 "survey page when it is quiet"
             )
-        job = start_provisioning(draft, request.user, skip_acceptance=skip)
-        messages.success(request, f"Provisioning started: job #{job.pk}.")
-        return redirect("jobs:job-detail", pk=job.pk)
+        # Confirm plans and checks once, as it saves; a refusal is shown as the preview's.
+        try:
+            job = start_provisioning(draft, request.user, skip_acceptance=skip)
+        except SpecError as error:
+            errors = error.errors
+        else:
+            messages.success(request, f"Provisioning started: job #{job.pk}.")
+            return redirect("jobs:job-detail", pk=job.pk)
+    else:
+        try:
+            plans = preview_plans(draft.specs())
+        except SpecError as error:
+            errors = error.errors
     sections = [
         {
             "plan": plan,
@@ -400,7 +365,7 @@ def review_step(request):
 @may_provision
 def download_spec(request, role: str):
     draft = Draft(request.session)
-    spec = draft.mds_spec() if role == "mds" else draft.ssu_spec()
+    spec = draft.mds_spec() if role == PairKind.MDS else draft.ssu_spec()
     if spec is None:
         return HttpResponseBadRequest(f"the wizard has no complete {role} spec yet")
     response = HttpResponse(json.dumps(spec, indent=2) + "\n", content_type="application/json")

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from provisioning import names
-from provisioning.ha.plan import HAConfigError, PairPlan, Server, Target
+from provisioning.ha.plan import HAConfigError, PairPlan, Target
+from provisioning.server import Server
 
 CLUSTER_PROPERTIES = (("stonith-enabled", "true"), ("no-quorum-policy", "ignore"))
 # Failback is an operator's act: stickiness (1000) outweighs any location preference (20).
@@ -225,7 +226,7 @@ def _fence_devices(
         agent="fence_apc_snmp",
         params=(
             ("ip", server.pdu),
-            ("plug", str(server.pdu_outlet)),
+            ("plug", str(server.outlet)),
             # Without this Pacemaker would also pass port=<node name>, which the agent reads
             # as the outlet too; with it Pacemaker keeps our plug.
             ("pcmk_host_argument", "plug"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from provisioning import names
+from provisioning.server import Server
 
 DEVICE_RE = re.compile(r"^/dev/[A-Za-z0-9_.+:/-]+$")
 MOUNTPOINT_RE = re.compile(r"^/[A-Za-z0-9_.+/-]+$")
@@ -38,16 +39,6 @@ class HAConfigError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
-
-
-@dataclass(frozen=True)
-class Server:
-    hostname: str
-    nids: tuple[str, ...]
-    bmc: str
-    pdu: str
-    pdu_outlet: int
-    lnet_interface: str
 
 
 @dataclass(frozen=True)
@@ -130,7 +121,7 @@ def _bmc_address(server: Mapping[str, Any], where: str) -> str:
     return value
 
 
-def _pdu_outlet(server: Mapping[str, Any], where: str) -> tuple[str, int]:
+def _pdu_outlet(server: Mapping[str, Any], where: str) -> str:
     value = server.get("pdu_outlet")
     if value in (None, ""):
         raise HAConfigError(
@@ -142,8 +133,7 @@ def _pdu_outlet(server: Mapping[str, Any], where: str) -> tuple[str, int]:
         raise HAConfigError(f"{where}.pdu_outlet", f"{value!r} is not of the form 'pdu1:3'")
     if problem := names.pdu_outlet_problem(value):
         raise HAConfigError(f"{where}.pdu_outlet", problem)
-    pdu, _, outlet = value.rpartition(":")
-    return pdu, int(outlet)
+    return value
 
 
 def _nids(server: Mapping[str, Any], where: str) -> tuple[str, ...]:
@@ -178,13 +168,11 @@ def _server(raw: Any, where: str) -> Server:
     hostname = _named(raw, "hostname", where, names.hostname_problem)
     nids = _nids(raw, where)
     bmc = _bmc_address(raw, where)
-    pdu, outlet = _pdu_outlet(raw, where)
     return Server(
         hostname=hostname,
         nids=nids,
         bmc=bmc,
-        pdu=pdu,
-        pdu_outlet=outlet,
+        pdu_outlet=_pdu_outlet(raw, where),
         lnet_interface=_lnet_interface(raw, nids, where),
     )
 

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from provisioning import names
+from provisioning.server import Server
 
 from .catalogue import (
     CONTROLLER,
@@ -43,26 +44,6 @@ ARRAY_FIELDS = {"name", "controller", "expansions", "drive_tb", "drives", "globa
 
 
 @dataclass(frozen=True)
-class ServerSpec:
-    hostname: str
-    nids: tuple[str, ...]
-    bmc: str
-    pdu_outlet: str
-    lnet_interface: str | None = None
-
-    def as_plan(self) -> dict[str, object]:
-        server: dict[str, object] = {
-            "hostname": self.hostname,
-            "nids": list(self.nids),
-            "bmc": self.bmc,
-            "pdu_outlet": self.pdu_outlet,
-        }
-        if self.lnet_interface is not None:
-            server["lnet_interface"] = self.lnet_interface
-        return server
-
-
-@dataclass(frozen=True)
 class ArraySpec:
     name: str
     controller: EnclosureModel
@@ -84,7 +65,7 @@ class Spec:
     filesystem: str
     ssu: str
     role: str
-    servers: tuple[ServerSpec, ...]
+    servers: tuple[Server, ...]
     raid: RaidScheme
     segment_kib: int
     first_ost_index: int
@@ -257,7 +238,7 @@ class _SpecReader:
 
     # -- servers ----------------------------------------------------------------------------
 
-    def servers(self, raw: object) -> tuple[ServerSpec, ...] | None:
+    def servers(self, raw: object) -> tuple[Server, ...] | None:
         if not isinstance(raw, list):
             self.error("servers", f"must be a list of 2 servers, not {_json_type(raw)}")
             return None
@@ -272,7 +253,7 @@ class _SpecReader:
             return None
         return tuple(server for server in servers if server is not None)
 
-    def server(self, raw: object, path: str) -> ServerSpec | None:
+    def server(self, raw: object, path: str) -> Server | None:
         errors_before = len(self.errors)
         entry = self.fields(raw, path, SERVER_FIELDS, SERVER_FIELDS | SERVER_OPTIONAL_FIELDS)
         if entry is None:
@@ -293,7 +274,7 @@ class _SpecReader:
         if len(self.errors) > errors_before:
             return None
         assert hostname and nids and bmc and outlet
-        return ServerSpec(hostname, nids, bmc, outlet, interface)
+        return Server(hostname, nids, bmc, outlet, interface)
 
     def nids(self, raw: object, path: str) -> tuple[str, ...] | None:
         if not isinstance(raw, list) or not raw:
