@@ -44,7 +44,8 @@ from django.db import connection, transaction
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-from portal import crypto, influx
+from portal import crypto
+from portal import influxdb as influx
 
 ARCHIVE_FORMAT = 1
 MANIFEST = "manifest.json"

@@ -25,6 +25,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from metrics import quantities
+
 GREY = "grey"
 GREEN = "green"
 ORANGE = "orange"
@@ -115,15 +117,16 @@ class TargetFacts:
     key: str = ""  # the inventory object's stable key
 
     @property
+    def space_kb(self) -> tuple[float, float] | None:
+        """Used and available kB (``metrics.quantities``); None without a size."""
+        return quantities.ost_used_and_available(
+            self.kbytes_total, self.kbytes_free, self.kbytes_avail
+        )
+
+    @property
     def fill_percent(self) -> float | None:
-        """Used share as `lfs df` computes it: used / (used + available)."""
-        if not self.kbytes_total or self.kbytes_free is None:
-            return None
-        used = self.kbytes_total - self.kbytes_free
-        avail = self.kbytes_avail if self.kbytes_avail is not None else self.kbytes_free
-        if used + avail <= 0:
-            return None
-        return 100.0 * used / (used + avail)
+        """Used share as `lfs df` computes it (``metrics.quantities``)."""
+        return quantities.ost_fill_percent(self.kbytes_total, self.kbytes_free, self.kbytes_avail)
 
 
 @dataclass
@@ -318,14 +321,11 @@ def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
 
 def _filesystem_capacity(node: Node, osts: list[TargetFacts], limits: Thresholds) -> None:
     filled = [(t.label, t.fill_percent) for t in osts if t.fill_percent is not None]
-    used = sum(t.kbytes_total - t.kbytes_free for t in osts if t.fill_percent is not None)
-    avail = sum(
-        t.kbytes_avail if t.kbytes_avail is not None else t.kbytes_free
-        for t in osts
-        if t.fill_percent is not None
-    )
-    if used + avail > 0:
-        percent = 100.0 * used / (used + avail)
+    spaces = [t.space_kb for t in osts if t.fill_percent is not None]
+    used = sum(space[0] for space in spaces)
+    avail = sum(space[1] for space in spaces)
+    percent = quantities.fill_percent(used, avail)
+    if percent is not None:
         node.summary.update(fill_percent=round(percent, 1), kbytes_used=used, kbytes_avail=avail)
         _threshold_high(
             node,

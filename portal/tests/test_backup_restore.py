@@ -23,7 +23,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from deploy.tests.conftest import running_postgresql
-from portal import crypto, influx
+from portal import crypto
+from portal import influxdb as influx
 from portal.conftest import REPO, run_services_script
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]

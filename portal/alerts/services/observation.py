@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from django.urls import NoReverseMatch, reverse
 
-from portal import influx
-from portal import metric_queries as queries
+from metrics.influxql import alerts as queries
+from portal import influxdb as influx
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule
