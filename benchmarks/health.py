@@ -145,8 +145,9 @@ SETTLE_SECONDS = 5
 
 
 def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
+    from portal import influxdb as influx
     from portal.health.models import HealthSettings
-    from portal.health.services import evaluation, influx
+    from portal.health.services import evaluation
 
     thresholds = HealthSettings.load().thresholds()
     say("InfluxDB statements behind the facts, each alone over its whole window (a round reads")

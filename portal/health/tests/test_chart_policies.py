@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from metrics.influxql.common import MINUTE_POLICY
-from portal.health.services import charts, influx
+from portal import influxdb as influx
+from portal.health.services import charts
 from portal.health.tests.metrics import RackMetrics
 from portal.health.tests.test_health_pages import login
 
