@@ -1,5 +1,6 @@
-"""The quantities derived from the sensors' fields, written once: the health rules, the
-portal's charts, the analytics and the Grafana panels (``fill_expression``) all use these.
+"""The quantities derived from the sensors' fields, written once: the health rules and facts,
+the portal's charts, the analytics, the alert rules (a field as a percentage of another) and the
+Grafana panels (``fill_expression``, ``used_percent_expression``) all use these.
 
 An OST's fill is the used share as ``lfs df`` computes it: used / (used + available), where
 used is total - free and available is what a user may still write (``kbytes_avail``, less than

@@ -230,9 +230,8 @@ def cpu(hostname: str, seconds: int) -> dict:
         total = sum(series[kind][index] or 0 for kind in kinds)
         for kind in shown:
             value = series[kind][index]
-            shown[kind].append(
-                None if not total or value is None else round(100 * value / total, 1)
-            )
+            share = None if value is None else quantities.percent(value, total)
+            shown[kind].append(None if share is None else round(share, 1))
     chart["series"] = shown
     chart["unit"] = "%"
     return chart
