@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         django_world(work, influxdb.url, timeout=1200)  # InfluxDB alone takes minutes
         from django.core.management import call_command
 
-        from portal import influx
+        from portal import influxdb as influx
         from portal.analytics import services
 
         call_command("influxdb_setup", stdout=io.StringIO())

@@ -134,7 +134,7 @@ def django_world(work: Path, influxdb_url: str, timeout: int = 300) -> None:
     django.setup()
     from django.core.management import call_command
 
-    from portal import influx
+    from portal import influxdb as influx
 
     call_command("migrate", verbosity=0)
     influx.ensure_database()

@@ -34,7 +34,7 @@ from benchmarks.alerts import bench_alerts
 from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
-from portal import metric_queries
+from metrics.influxql import facts as fact_queries
 from sensors.collect import Collector, sensor_fields
 from sensors.config import SensorConfig
 from simulator.procfs import TreeWriter
@@ -79,7 +79,7 @@ class SensorRounds:
 
     @staticmethod
     def post(lines: list[str]) -> None:
-        from portal import influx
+        from portal import influxdb as influx
 
         for start in range(0, len(lines), 5000):
             influx.write_lines(lines[start : start + 5000], precision="ms")
@@ -145,7 +145,7 @@ SETTLE_SECONDS = 5
 
 
 def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
-    from portal import influx
+    from portal import influxdb as influx
     from portal.health.models import HealthSettings
     from portal.health.services import evaluation
 
@@ -153,7 +153,7 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds) -> None:
     say("InfluxDB statements behind the facts, each alone over its whole window (a round reads")
     say("only what came since the last, with the newest points kept between rounds):")
     silence = thresholds.sensor_silence_seconds
-    statements = metric_queries.fact_statements(silence)
+    statements = fact_queries.fact_statements(silence)
     for name, statement in statements.items():
         (points,), seconds = timed(influx.query_tagged, [statement.statement()])
         say(f"  {name:14} {seconds:6.2f} s  {len(points):7,} points")
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["REDIS_URL"] = redis.url  # the portal's shared cache
     try:
         django_world(work, influxdb_url)
-        from portal import influx
+        from portal import influxdb as influx
 
         say(
             f"Health benchmark: {args.ssus} SSUs ({2 * args.ssus + 2} servers, "

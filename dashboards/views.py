@@ -4,7 +4,8 @@ a server and a target (the drill-down pages), on the InfluxDB schema of DESIGN.m
 Counters are cumulative: rates are ``non_negative_derivative`` per series (one target on one
 server), summed afterwards, so a failover does not show as a jump. Panels read the raw policy
 (the database's default, 7 days); the portal's own charts switch to the 1-minute and 1-hour
-means for longer ranges. The InfluxQL texts are ``portal.metric_queries``'s, the charts' own.
+means for longer ranges. The InfluxQL texts are ``metrics.influxql.grafana``'s, on the
+charts' common parts (``metrics.influxql.common``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from grafana_foundation_sdk.builders import bargauge, common, dashboard, stat, t
 from grafana_foundation_sdk.models import common as common_models
 from grafana_foundation_sdk.models import dashboard as dashboard_models
 
-from dashboards.influxql import DATASOURCE, Query
-from portal import metric_queries as queries
-from portal.chart_rows import SHOWN
+from metrics.chart_rows import SHOWN
+from metrics.influxql import grafana as queries
+from metrics.influxql.common import PER_SERVER
+from metrics.influxql.grafana_target import DATASOURCE, Query
 from sensors import schema
 
 TAGS = ["ostara", "lustre"]
@@ -236,7 +238,7 @@ def server() -> dashboard.Dashboard:
                         schema.NODE.name,
                         {kind: f"cpu_{kind}" for kind in cpu_kinds},
                         where,
-                        per_series=queries.PER_SERVER,
+                        per_series=PER_SERVER,
                     )
                 ),
             ).stacking(common.StackingConfig().mode(common_models.StackingMode.PERCENT))
@@ -264,7 +266,7 @@ def server() -> dashboard.Dashboard:
                         schema.LNET.name,
                         {"send": "send_bytes", "receive": "recv_bytes"},
                         where,
-                        per_series=queries.PER_SERVER,
+                        per_series=PER_SERVER,
                     )
                 ),
             )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from dashboards.__main__ import GENERATED, main, render
-from dashboards.influxql import DATASOURCE_UID
 from dashboards.views import DASHBOARDS
+from metrics.influxql.grafana_target import DATASOURCE_UID
 
 
 def test_the_committed_json_is_what_the_code_generates():

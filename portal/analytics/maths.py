@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from metrics import quantities
 from sensors import schema
 
 # Lustre's allocator leaves round-robin placement past this fill difference (qos_threshold_rr).
@@ -277,14 +278,8 @@ def top_jobs(
 # --- OST fill ---------------------------------------------------------------------------------
 
 
-def fill_percent(fields: dict) -> float | None:
-    """Used share as `lfs df` shows it: used / (used + available)."""
-    total, free = fields.get("kbytes_total"), fields.get("kbytes_free")
-    if not total or free is None:
-        return None
-    avail = fields.get("kbytes_avail", free)
-    used = total - free
-    return 100.0 * used / (used + avail) if used + avail > 0 else None
+# Used share as `lfs df` shows it (``metrics.quantities``), of a point's fields.
+fill_percent = quantities.fields_fill_percent
 
 
 def ost_fill(points: Iterable[Point], threshold: float = QOS_THRESHOLD_RR_POINTS) -> dict:
@@ -491,7 +486,7 @@ def capacity_forecast(
     """Per OST and for the whole filesystem: the fill trend (points per day) and when it
     reaches the warning and critical capacity thresholds, or None: not within a year."""
     per_ost: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    totals: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0])  # time -> used, size
+    totals: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0])  # time -> used, available
     latest = 0.0
     for tags, members in by_series(points, "ost").items():
         tag = dict(tags)
@@ -501,10 +496,13 @@ def capacity_forecast(
             if fill is None:
                 continue
             per_ost[label].append((point.time, fill))
-            used = point.fields["kbytes_total"] - point.fields["kbytes_free"]
-            size = used + point.fields.get("kbytes_avail", point.fields["kbytes_free"])
+            used, available = quantities.ost_used_and_available(
+                point.fields["kbytes_total"],
+                point.fields["kbytes_free"],
+                point.fields.get("kbytes_avail"),
+            )
             totals[point.time][0] += used
-            totals[point.time][1] += size
+            totals[point.time][1] += available
             latest = max(latest, point.time)
     now = latest if now is None else now
 
@@ -525,9 +523,9 @@ def capacity_forecast(
         for t, _ in samples:
             counts[t] += 1
     whole = sorted(
-        (t, 100.0 * used / size)
-        for t, (used, size) in totals.items()
-        if size > 0 and counts[t] == complete
+        (t, fill)
+        for t, (used, available) in totals.items()
+        if counts[t] == complete and (fill := quantities.fill_percent(used, available)) is not None
     )
     return {
         "warning_percent": warning,

@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from portal import influx
-from portal import metric_queries as queries
+from metrics.influxql import analytics as queries
+from metrics.influxql.common import RAW_POLICY, Source, filesystem_condition
+from portal import influxdb as influx
 from portal.analytics import choices, maths
 from portal.analytics.models import AnalyticsSettings
 from portal.analytics.report import build_report
@@ -108,17 +109,17 @@ def filesystem_of(params) -> Filesystem | None:
 # --- reading the points -----------------------------------------------------------------------
 
 
-def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], queries.Source | None]:
+def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], Source | None]:
     """The window's points of ``fs`` (all filesystems: None), from the first source that holds
     any, with the step that cuts the data's real span in about HEATMAP_COLUMNS."""
-    where = queries.filesystem_condition(fs) if fs else ""
+    where = filesystem_condition(fs) if fs else ""
     for source in sources_for(int(window.seconds)):
         first = _oldest(source, window)
         if first is None:
             continue
         since = max(window.since, first)
         step = max(source.step, int((window.until - since) / choices.HEATMAP_COLUMNS) or 1)
-        fitted = queries.Source(source.policy, -(-step // source.step) * source.step)
+        fitted = Source(source.policy, -(-step // source.step) * source.step)
         statements = queries.analytics_statements(fitted, where, window.since, window.until)
         answers = influx.query_tagged(statements, epoch="s")
         points = []
@@ -150,7 +151,7 @@ _READ_AS = (
 )
 
 
-def _oldest(source: queries.Source, window: Window) -> float | None:
+def _oldest(source: Source, window: Window) -> float | None:
     """When the window's OST statistics start in this source (None: it holds none)."""
     (rows,) = influx.query_tagged(
         [queries.analytics_oldest_statement(source, window.since, window.until)], epoch="s"
@@ -201,7 +202,7 @@ def report(window: Window, filesystem: Filesystem | None) -> dict:
         "until": window.until,
         "window": window.label or None,
         "fs": fs,
-        "policy": (source.policy or queries.RAW_POLICY) if source else None,
+        "policy": (source.policy or RAW_POLICY) if source else None,
         "step": source.step if source else None,
         "points": len(points),
         "read_seconds": round(read_seconds, 3),

@@ -14,7 +14,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
-from portal import chart_rows, influx
+from metrics import chart_rows
+from portal import influxdb as influx
 from portal.analytics import choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem

@@ -44,7 +44,7 @@ from django.db import connection, transaction
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-from portal import influx
+from portal import influxdb as influx
 from portal.accounts import crypto
 
 ARCHIVE_FORMAT = 1

@@ -18,7 +18,7 @@ from django.utils.html import format_html_join
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
-from portal import influx
+from portal import influxdb as influx
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
 from portal.health.services import changes, charts, check_all

@@ -19,14 +19,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from portal import influx
+from metrics.influxql.surveys import survey_traffic_statements
+from portal import influxdb as influx
 from portal.inventory.choices import PairKind, TargetKind
 from portal.inventory.models import Filesystem, ServerPair, Target
 from portal.inventory.services import ansible_inventory, pair_plan
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue
-from portal.metric_queries import survey_traffic_statements
 from portal.surveys import choices
 from portal.surveys.choices import Scope, Verdict
 from portal.surveys.models import Survey, SurveyResult

@@ -21,7 +21,7 @@ import requests
 from django.conf import settings
 from django.utils import timezone
 
-from portal import influx
+from portal import influxdb as influx
 from portal.alerts.tests import conftest as alerts_conftest
 from portal.conftest import CeleryWorkerProcess, celery_beat, run_services_script
 from portal.inventory.services import save_plans

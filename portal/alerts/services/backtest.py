@@ -16,8 +16,9 @@ from datetime import UTC, datetime
 
 from django.utils import timezone
 
-from portal import influx
-from portal import metric_queries as queries
+from metrics.influxql import alerts as queries
+from metrics.influxql.common import MINUTE_POLICY, Source
+from portal import influxdb as influx
 from portal.alerts import conditions, engine
 from portal.alerts.choices import ConditionKind
 from portal.alerts.models import Rule
@@ -28,9 +29,9 @@ from sensors import schema
 
 # days -> where the points come from; steps keep a series to at most ~3000 observations.
 SOURCES = {
-    1: queries.Source(None, 60),
-    7: queries.Source(queries.MINUTE_POLICY, 300),
-    30: queries.Source(queries.MINUTE_POLICY, 900),
+    1: Source(None, 60),
+    7: Source(MINUTE_POLICY, 300),
+    30: Source(MINUTE_POLICY, 900),
 }
 SHOWN = 50  # notifications listed; the counts are of all of them
 
@@ -90,7 +91,7 @@ def backtest(rule: Rule, days: int) -> Backtest:
 
 
 def _metric_timelines(
-    rule: Rule, source: queries.Source, seconds: int, now: float
+    rule: Rule, source: Source, seconds: int, now: float
 ) -> dict[str, tuple[str, list[tuple[float, bool]]]]:
     measurement = schema.MEASUREMENTS[rule.measurement]
     if rule.condition == ConditionKind.NO_DATA:

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from portal import influx
+from portal import influxdb as influx
 from portal.alerts import conditions, engine, routing
 from portal.alerts.choices import (
     ConditionKind,

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from django.urls import NoReverseMatch, reverse
 
-from portal import influx
-from portal import metric_queries as queries
+from metrics import quantities
+from metrics.influxql import alerts as queries
+from portal import influxdb as influx
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule
@@ -221,9 +222,7 @@ def rule_value(rule: Rule, point: dict) -> float | None:
         return None
     if rule.percent_of:
         whole = point.get("whole")
-        if not whole:
-            return None
-        return 100.0 * float(value) / float(whole)
+        return quantities.percent(float(value), float(whole)) if whole else None
     return float(value)
 
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from portal import influx
+from portal import influxdb as influx
 from portal.alerts.models import Rule
 from portal.alerts.services.backtest import backtest
 from portal.health.models import StatusChange

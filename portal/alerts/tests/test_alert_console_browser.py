@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from portal import influx
+from portal import influxdb as influx
 from portal.alerts.models import Event, Rule
 from portal.alerts.services.evaluation import evaluate_round
 from portal.health.models import HealthStatus

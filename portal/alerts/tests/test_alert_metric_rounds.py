@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from portal import influx
+from portal import influxdb as influx
 from portal.alerts.choices import EventStatus
 from portal.alerts.models import Event, Rule
 

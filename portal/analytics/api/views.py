@@ -7,7 +7,7 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from portal import influx
+from portal import influxdb as influx
 from portal.analytics import services
 from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerializer
 from portal.web.query_numbers import BadParameter

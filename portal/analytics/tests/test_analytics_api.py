@@ -10,7 +10,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from portal import influx
+from portal import influxdb as influx
 from portal.analytics import report as offline
 from portal.analytics.tests.conftest import rounded
 from sensors.lineproto import line, series

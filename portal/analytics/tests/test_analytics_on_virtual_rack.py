@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from portal import influx
+from portal import influxdb as influx
 from portal.analytics.tests.conftest import rounded
 from portal.health.tests.conftest import SENSOR_INTERVAL
 from sensors import schema

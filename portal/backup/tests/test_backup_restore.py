@@ -23,7 +23,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from deploy.tests.conftest import running_postgresql
-from portal import influx
+from portal import influxdb as influx
 from portal.accounts import crypto
 from portal.conftest import REPO, run_services_script
 

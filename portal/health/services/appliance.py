@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.utils import DatabaseError
 
-from portal import influx
+from portal import influxdb as influx
 from workers.celery_app import app
 
 CHECK_TIMEOUT_SECONDS = 2.0

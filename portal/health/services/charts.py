@@ -5,7 +5,7 @@ server) summed afterwards: a target that fails over starts a new series and is n
 jump. A range picks its retention policy: raw points up to 6 hours, the 1-minute means up to 30
 days, the 1-hour means beyond (the policies and continuous queries ``influxdb_setup`` creates);
 in the downsampled policies a field ``x`` is ``mean_x`` (the continuous queries keep the mean
-of every field). The InfluxQL texts are in ``portal.metric_queries``.
+of every field). The InfluxQL texts are in ``metrics.influxql``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,21 @@ import re
 import time
 from dataclasses import dataclass
 
-from portal import chart_rows, influx
-from portal import metric_queries as queries
+from metrics import chart_rows, quantities
+from metrics.influxql import charts as queries
+from metrics.influxql.common import (
+    HOUR_POLICY,
+    MINUTE_POLICY,
+    PER_SERVER,
+    PER_TARGET,
+    POLICY_STEPS,
+    Source,
+    filesystem_condition,
+    servers_condition,
+    target_condition,
+)
+from portal import influxdb as influx
 from portal.health.choices import CHART_RANGES
-from portal.metric_queries import HOUR_POLICY, MINUTE_POLICY, POLICY_STEPS, Source
 from sensors import schema
 
 RAW_UP_TO_SECONDS = 6 * 3600
@@ -128,15 +139,15 @@ class Scope:
 
     @classmethod
     def filesystem(cls, name: str) -> Scope:
-        return cls(queries.filesystem_condition(name))
+        return cls(filesystem_condition(name))
 
     @classmethod
     def servers(cls, hostnames: list[str]) -> Scope:
-        return cls(queries.servers_condition(hostnames))
+        return cls(servers_condition(hostnames))
 
     @classmethod
     def target(cls, label: str) -> Scope:
-        return cls(queries.target_condition(label))
+        return cls(target_condition(label))
 
 
 # --- charts -----------------------------------------------------------------------------------
@@ -147,7 +158,7 @@ def _rates(
     fields: dict[str, str],
     scope: Scope,
     seconds: int,
-    per_series: tuple[str, ...] = queries.PER_TARGET,
+    per_series: tuple[str, ...] = PER_TARGET,
     scale: float = 1.0,
 ) -> dict:
     """Per-second rates of counters, summed over the scope's series, in time buckets.
@@ -200,7 +211,7 @@ def lnet(hostname: str, seconds: int) -> dict:
         {"send": "send_bytes", "receive": "recv_bytes"},
         Scope.servers([hostname]),
         seconds,
-        per_series=queries.PER_SERVER,
+        per_series=PER_SERVER,
         scale=MB,
     )
     chart["unit"] = "MB/s"
@@ -211,7 +222,7 @@ def cpu(hostname: str, seconds: int) -> dict:
     """Busy share of the CPU by kind (user, system, iowait), in percent."""
     kinds = {field.removeprefix("cpu_"): field for field in schema.CPU_FIELDS}
     chart = _rates(
-        schema.NODE.name, kinds, Scope.servers([hostname]), seconds, per_series=queries.PER_SERVER
+        schema.NODE.name, kinds, Scope.servers([hostname]), seconds, per_series=PER_SERVER
     )
     series = chart["series"]
     shown = {"user": [], "system": [], "iowait": []}
@@ -219,9 +230,8 @@ def cpu(hostname: str, seconds: int) -> dict:
         total = sum(series[kind][index] or 0 for kind in kinds)
         for kind in shown:
             value = series[kind][index]
-            shown[kind].append(
-                None if not total or value is None else round(100 * value / total, 1)
-            )
+            share = None if value is None else quantities.percent(value, total)
+            shown[kind].append(None if share is None else round(share, 1))
     chart["series"] = shown
     chart["unit"] = "%"
     return chart
@@ -236,9 +246,7 @@ def memory(hostname: str, seconds: int) -> dict:
     used = [
         {
             "time": p["time"],
-            "used": None
-            if not p.get("total") or p.get("available") is None
-            else 100.0 * (p["total"] - p["available"]) / p["total"],
+            "used": quantities.used_percent(p.get("total"), p.get("available")),
         }
         for p in points
     ]
@@ -285,12 +293,8 @@ def target_fill(label: str, seconds: int) -> dict:
 
 
 def _fill(point: dict) -> float | None:
-    total, free = point.get("total"), point.get("free")
-    avail = point.get("avail") if point.get("avail") is not None else free
-    if not total or free is None:
-        return None
-    used = total - free
-    return round(100.0 * used / (used + avail), 2) if used + avail > 0 else None
+    fill = quantities.ost_fill_percent(point.get("total"), point.get("free"), point.get("avail"))
+    return None if fill is None else round(fill, 2)
 
 
 def capacity(scope: Scope) -> dict:
@@ -304,8 +308,9 @@ def capacity(scope: Scope) -> dict:
         fill = _fill(point)
         if fill is None:
             continue
-        used_kb = point["total"] - point["free"]
-        avail_kb = point["avail"] if point.get("avail") is not None else point["free"]
+        used_kb, avail_kb = quantities.ost_used_and_available(
+            point["total"], point["free"], point.get("avail")
+        )
         osts.append(
             {
                 "label": schema.point_label(point),
@@ -333,10 +338,11 @@ def _pooled(osts: list[dict]) -> dict:
     """The OSTs' space together: used and available TB and the fill of the sum."""
     used = sum(o["used_tb"] for o in osts)
     avail = sum(o["avail_tb"] for o in osts)
+    fill = quantities.fill_percent(used, avail)
     return {
         "used_tb": round(used, 3),
         "avail_tb": round(avail, 3),
-        "fill_percent": round(100 * used / (used + avail), 2) if used + avail else None,
+        "fill_percent": None if fill is None else round(fill, 2),
     }
 
 
@@ -363,7 +369,7 @@ def oss_share(scope: Scope, seconds: int) -> dict:
     total = sum(s["read_gb"] + s["write_gb"] for s in servers)
     for entry in servers:
         share = entry["read_gb"] + entry["write_gb"]
-        entry["share_percent"] = round(100 * share / total, 2) if total else 0.0
+        entry["share_percent"] = round(quantities.percent(share, total) or 0.0, 2)
     mean = 100 / len(servers) if servers else 0
     shown, rest = chart_rows.top_and_rest(
         servers, key=lambda server: server["read_gb"] + server["write_gb"]
@@ -372,7 +378,7 @@ def oss_share(scope: Scope, seconds: int) -> dict:
     if rest:
         read = sum(s["read_gb"] for s in rest)
         write = sum(s["write_gb"] for s in rest)
-        together = 100 * (read + write) / total if total else 0.0
+        together = quantities.percent(read + write, total) or 0.0
         others = {
             "count": len(rest),
             "read_gb": round(read, 3),

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Prefetch
 from django.utils import timezone
 
+from metrics import quantities
 from portal.console.models import Maintenance
 from portal.health import rules
 from portal.health.models import Evaluation, HealthSettings
@@ -296,7 +297,7 @@ def _server_facts(
             server.lustre_healthy = bool(newest["lustre_healthy"])
         total, available = newest.get("mem_total_kb"), newest.get("mem_available_kb")
         if total and available is not None:
-            server.memory_available_percent = 100.0 * available / total
+            server.memory_available_percent = quantities.percent(available, total)
         if len(rounds) >= 2:
             server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
     server.bmc_last_seen = metrics.bmc_seen.get(hostname)

@@ -1,6 +1,6 @@
 """The newest points of the sensors that the health rules read (DESIGN.md §6), from InfluxDB.
 
-A round asks for every statement of ``portal.metric_queries.fact_statements``, in a few
+A round asks for every statement of ``metrics.influxql.facts.fact_statements``, in a few
 requests side by side.
 The newest points of each series are kept between rounds (``KeptPoints``), so a round asks only
 for what came since the last one: a few seconds of points instead of each statement's whole
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from portal import influx
-from portal import metric_queries as queries
+from metrics.influxql import facts as queries
+from portal import influxdb as influx
 from sensors import schema
 
 # Points reach InfluxDB a little after the moment they carry (a round is written when it is

@@ -1,11 +1,11 @@
 """The "metrics unavailable since …" banner of the pages that show metrics, from the record
-``portal.influx`` keeps of InfluxDB's outage (no request to InfluxDB for it)."""
+``portal.influxdb`` keeps of InfluxDB's outage (no request to InfluxDB for it)."""
 
 from __future__ import annotations
 
 from django import template
 
-from portal import influx
+from portal import influxdb as influx
 
 register = template.Library()
 

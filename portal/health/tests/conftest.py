@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from portal import influx
+from portal import influxdb as influx
 
 SPECS = Path(__file__).resolve().parents[3] / "provisioning" / "tests" / "specs"
 

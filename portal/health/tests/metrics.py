@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from portal import influx
+from portal import influxdb as influx
 from portal.inventory.models import Drive, Server, StorageArray, Target
 
 

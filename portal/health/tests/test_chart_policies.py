@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from portal import influx
+from metrics.influxql.common import MINUTE_POLICY
+from portal import influxdb as influx
 from portal.health.services import charts
 from portal.health.tests.metrics import RackMetrics
 from portal.health.tests.test_health_pages import login
-from portal.metric_queries import MINUTE_POLICY
 
 
 def test_a_young_rack_is_drawn_from_its_raw_points_when_the_minute_means_hold_one_minute(

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from portal import influx
-from portal.chart_rows import SHOWN
+from metrics.chart_rows import SHOWN
+from portal import influxdb as influx
 from portal.health.tests.conftest import load_spec
 from portal.health.tests.test_health_pages import login
 from portal.inventory.tests.conftest import second_ssu

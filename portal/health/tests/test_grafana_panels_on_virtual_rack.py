@@ -13,7 +13,7 @@ from django.conf import settings
 
 from dashboards.__main__ import GENERATED
 from dashboards.views import DASHBOARDS
-from portal import influx
+from portal import influxdb as influx
 from portal.health.tests.conftest import SENSOR_INTERVAL
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]

@@ -12,7 +12,7 @@ import time
 import pytest
 from django.conf import settings
 
-from portal import influx
+from portal import influxdb as influx
 from portal.conftest import celery_beat
 from portal.health.tests.conftest import SENSOR_INTERVAL, reference_rack, virtual_rack_thresholds
 from simulator import failures

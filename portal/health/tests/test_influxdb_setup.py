@@ -11,7 +11,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from portal import influx
+from portal import influxdb as influx
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from portal import influx
+from portal import influxdb as influx
 from portal.health.tasks import probe_services
 
 

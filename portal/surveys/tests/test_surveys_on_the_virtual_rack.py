@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from portal import influx
+from portal import influxdb as influx
 from portal.inventory.models import ServerPair, Target
 from portal.jobs.choices import JobState
 from portal.jobs.worker import run_job

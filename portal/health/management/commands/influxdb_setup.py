@@ -20,8 +20,7 @@ import re
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from portal import influx
-from portal.metric_queries import (
+from metrics.influxql.retention import (
     CQ_PREFIX,
     DOWNSAMPLES,
     RETENTION_POLICIES,
@@ -32,6 +31,7 @@ from portal.metric_queries import (
     retention_policy_statement,
     show_retention_policies,
 )
+from portal import influxdb as influx
 
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _GO_DURATION_RE = re.compile(r"(\d+)(h|m|s)")

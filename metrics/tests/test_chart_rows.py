@@ -1,9 +1,9 @@
 """A per-OST or per-OSS bar chart draws every row of a small rack and the top rows of a large
-one (portal.chart_rows)."""
+one (metrics.chart_rows)."""
 
 from __future__ import annotations
 
-from portal.chart_rows import ALL_UP_TO, SHOWN, spread, top_and_rest, top_bars
+from metrics.chart_rows import ALL_UP_TO, SHOWN, spread, top_and_rest, top_bars
 
 
 def test_a_rack_of_two_ssus_draws_every_ost_in_its_order():

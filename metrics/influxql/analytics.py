@@ -1,0 +1,70 @@
+"""The points the analytics report is computed from (``portal.analytics``, DESIGN.md §9)."""
+
+from __future__ import annotations
+
+from metrics.influxql.common import Source, between, quote_identifier, quote_string, tags
+from sensors import schema
+
+# What the analytics read of each measurement (DESIGN.md §9).
+ANALYTICS_FIELDS = {
+    schema.OST.name: (
+        "read_bytes",
+        "write_bytes",
+        "read_calls",
+        "write_calls",
+        *schema.CAPACITY_FIELDS,
+    ),
+    schema.OST_JOB.name: ("read_bytes", "write_bytes", "read_calls", "write_calls"),
+    schema.BRW.name: ("read_ios", "write_ios"),
+}
+ANALYTICS_BRW_SECTIONS = ("disk_io_size", "pages_per_bulk_rw")
+
+
+def analytics_statements(source: Source, where: str, since: float, until: float) -> list[str]:
+    """The points the analytics report is computed from, per series: ``ost`` and ``ost_job``
+    as the first value of the window and the last of each step (counters telescope, so the
+    window's sum is exact and each step's increment is there for the heat maps and for since
+    when); ``brw`` histograms as the first and last value of the window only."""
+    condition = f"{where} AND {between(since, until)}" if where else between(since, until)
+    statements = []
+    for measurement in (schema.OST, schema.OST_JOB, schema.BRW):
+        fields = ANALYTICS_FIELDS[measurement.name]
+        if measurement is schema.BRW:
+            sections = " OR ".join(
+                f"{quote_identifier(schema.SECTION)} = {quote_string(s)}"
+                for s in ANALYTICS_BRW_SECTIONS
+            )
+            where_brw = f"{condition} AND ({sections})"
+            for selector in ("first", "last"):
+                statements.append(_selected(source, measurement, selector, fields, where_brw, ""))
+            continue
+        statements.append(_selected(source, measurement, "first", fields, condition, ""))
+        statements.append(
+            _selected(source, measurement, "last", fields, condition, f"time({source.step}s), ")
+            + " fill(none)"
+        )
+    return statements
+
+
+def _selected(
+    source: Source,
+    measurement: schema.Measurement,
+    selector: str,
+    fields: tuple[str, ...],
+    where: str,
+    grouped: str,
+) -> str:
+    columns = ", ".join(f"{selector}({source.field(f)}) AS {quote_identifier(f)}" for f in fields)
+    return (
+        f"SELECT {columns} FROM {source.measurement(measurement.name)} WHERE {where} "
+        f"GROUP BY {grouped}{tags(measurement.tags)}"
+    )
+
+
+def analytics_oldest_statement(source: Source, since: float, until: float) -> str:
+    """The oldest OST statistics point in the window: where the data really starts (a young
+    rack's is shorter than the window asked for)."""
+    return (
+        f"SELECT first({source.field('write_bytes')}) "
+        f"FROM {source.measurement(schema.OST.name)} WHERE {between(since, until)}"
+    )

@@ -1,0 +1,128 @@
+"""The statements behind the health facts (``portal.health.services.metrics``): the newest points
+of the sensors that the health rules read (DESIGN.md §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metrics.influxql.common import quote_string
+from sensors import schema
+
+# How far back a sensor's last round is looked for; older means "nothing for a long time".
+LAST_SEEN_WINDOW_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class FactStatement:
+    """One statement behind the health facts: the newest points of each series (``series``:
+    its tags) within ``window`` seconds, or since a moment (``statement(since_ms)``), which is
+    how the engine reads only what is new since its last round (``keep`` newest points kept).
+
+    The big measurements (a target, a BMC sensor, an array component per series: tens of
+    thousands of series on a 100-SSU rack) are read as one flat list in time order, the tags as
+    columns (``flat``), and the newest point of each series is taken by the engine: InfluxDB 1.x
+    answers ``GROUP BY <tags> ORDER BY time DESC LIMIT 1`` over thousands of series three to
+    four times slower (a descending cursor per series).
+    """
+
+    fields: str
+    measurement: str
+    window: int
+    series: tuple[str, ...]
+    where: str = ""
+    flat: bool = False
+    keep: int = 1
+    aggregate: bool = False  # ``fields`` is a selector such as last(x): one point per series
+
+    def statement(self, since_ms: int | None = None) -> str:
+        moment = (
+            f"time > {since_ms}ms" if since_ms is not None else f"time > now() - {self.window}s"
+        )
+        where = f"{self.where} AND {moment}" if self.where else moment
+        if self.flat:
+            columns = ", ".join(self.series)
+            return f"SELECT {columns}, {self.fields} FROM {self.measurement} WHERE {where}"
+        grouped = f"GROUP BY {', '.join(self.series)}"
+        if not self.aggregate:
+            grouped += f" ORDER BY time DESC LIMIT {self.keep}"
+        return f"SELECT {self.fields} FROM {self.measurement} WHERE {where} {grouped}"
+
+
+ARRAY_SERIES = ("array", "component", "id", "server")
+TARGET_SERIES = ("fs", "target", "server")
+
+
+def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
+    """The statements behind the facts, by name (the benchmark times each). The redundant paths
+    a server reports (sensors.redundancy) keep a silent server's last report (the hour's window):
+    it names what it lost before its partner fenced it."""
+    short = int(max(60, 3 * silence_seconds))
+    recent = int(max(20, silence_seconds))
+    hour = LAST_SEEN_WINDOW_SECONDS
+    capacity = ", ".join(schema.CAPACITY_FIELDS)
+    server = ("server",)
+    node = (
+        f"{', '.join(schema.CPU_FIELDS)}, mem_total_kb, mem_available_kb, {schema.LUSTRE_HEALTHY}"
+    )
+    power = ", ".join(schema.BMC_POWER_FIELDS)
+    return {
+        "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
+        "node": FactStatement(node, "node", short, server, flat=True, keep=2),
+        "bmc_seen": FactStatement("last(ok)", "bmc", hour, server, aggregate=True),
+        "bmc": FactStatement(
+            ", ".join(schema.BMC_FIELDS), "bmc", short, ("server", "sensor", "type"), flat=True
+        ),
+        "ost": FactStatement(capacity, "ost", short, TARGET_SERIES, flat=True),
+        "mdt": FactStatement(capacity, "mdt", short, TARGET_SERIES, flat=True),
+        # Every round reports every drive, group and controller of an array: the controllers
+        # say when each server last reported each array; of the volume groups only those not ok
+        # are read, and drives only in arrays with such a group (``drive_faults``), by tag,
+        # which the index answers quickly.
+        "array_rounds": FactStatement(
+            "state, ok", "array", short, ARRAY_SERIES, "component = 'controller'", flat=True
+        ),
+        "group_faults": FactStatement(
+            "state, ok",
+            "array",
+            recent,
+            ARRAY_SERIES,
+            "component = 'volume_group' AND ok = 0",
+            flat=True,
+        ),
+        "cluster": FactStatement(", ".join(schema.CLUSTER_FIELDS), "cluster", hour, server),
+        "lnet_state": FactStatement(", ".join(schema.LNET_STATE_FIELDS), "lnet", hour, server),
+        # Each server's summary point (no `device` tag); the maps themselves are read only
+        # for servers whose newest summary has lost paths (``multipath_faults_statement``).
+        "multipath": FactStatement(
+            ", ".join(schema.MULTIPATH_SUMMARY_FIELDS), "multipath", hour, server, "device = ''"
+        ),
+        "bmc_power": FactStatement(power, "bmc_power", short, ("server", "polled_by")),
+        # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
+        "bmc_power_ok": FactStatement(
+            power, "bmc_power", short, ("server", "polled_by"), "answered = 1"
+        ),
+    }
+
+
+def multipath_faults_statement(rounds: dict[str, int]) -> str:
+    """The maps with a lost path of these servers, since the oldest of their newest rounds
+    (``rounds``: server -> time in ms)."""
+    which = " OR ".join(f"server = {quote_string(name)}" for name in sorted(rounds))
+    return (
+        f"SELECT {', '.join(schema.MULTIPATH_MAP_FIELDS)} FROM multipath WHERE paths_failed > 0 "
+        f"AND ({which}) AND time >= {min(rounds.values())}ms "
+        "GROUP BY server, device ORDER BY time DESC LIMIT 1"
+    )
+
+
+def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
+    """The drives not ok of these arrays, in their recent rounds."""
+    which = " OR ".join(f"array = {quote_string(name)}" for name in sorted(arrays))
+    return FactStatement(
+        "state, ok",
+        "array",
+        int(max(20, silence_seconds)),
+        ARRAY_SERIES,
+        f"component = 'drive' AND ({which}) AND ok = 0",
+        flat=True,
+    ).statement()

@@ -1,0 +1,138 @@
+"""The InfluxQL texts of the Grafana panels (``dashboards.views``): raw points over the
+dashboard's range (``$timeFilter``) in its step (``$__interval``); ``$name`` is a dashboard
+variable."""
+
+from __future__ import annotations
+
+from metrics.influxql.common import PER_TARGET, quote_identifier, rate_statement
+from metrics.quantities import fill_expression, used_percent_expression
+
+# Grafana fills these in: the dashboard's time range and its step.
+GRAFANA_WINDOW = "$timeFilter"
+GRAFANA_STEP = "$__interval"
+
+
+def grafana_rate_statement(
+    measurement: str,
+    fields: dict[str, str],
+    where: str,
+    per_series: tuple[str, ...] = PER_TARGET,
+    by: tuple[str, ...] = (),
+) -> str:
+    """``rate_statement`` over the Grafana dashboard's range and step (raw points)."""
+    return rate_statement(
+        measurement,
+        fields,
+        where,
+        inner_window=GRAFANA_WINDOW,
+        outer_window=GRAFANA_WINDOW,
+        step=GRAFANA_STEP,
+        per_series=per_series,
+        by=by,
+    )
+
+
+def grafana_match(tag: str, variable: str) -> str:
+    """The tag matches the dashboard variable (all of its selected values)."""
+    return f"{quote_identifier(tag)} =~ /^${variable}$/"
+
+
+def grafana_tag_values(measurement: str, key: str, where: str = "") -> str:
+    text = (
+        f"SHOW TAG VALUES FROM {quote_identifier(measurement)} WITH KEY = {quote_identifier(key)}"
+    )
+    return f"{text} WHERE {where}" if where else text
+
+
+# An OST's fill of its newest capacity fields (``metrics.quantities.ost_fill_percent``).
+OST_FILL = fill_expression('(last("kbytes_total") - last("kbytes_free"))', 'last("kbytes_avail")')
+# The fill of several OSTs together, of a subquery's "used" and "avail" per OST.
+POOLED_FILL = fill_expression('sum("used")', 'sum("avail")')
+MEMORY_USED = used_percent_expression('last("mem_total_kb")', 'last("mem_available_kb")')
+
+
+def grafana_fill_by_target(where: str) -> str:
+    return (
+        f'SELECT {OST_FILL} AS "fill" '
+        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target"'
+    )
+
+
+def grafana_top(per_tag: str, field: str, tag: str, count: int) -> str:
+    """The ``count`` greatest values of ``field`` of a query grouped by ``tag`` (the fullest
+    OSTs, the busiest OSSs), one row each: a table of the value and the tag."""
+    quote = quote_identifier
+    return f"SELECT top({quote(field)}, {quote(tag)}, {count}) AS {quote(field)} FROM ({per_tag})"
+
+
+def grafana_fill_spread(where: str) -> str:
+    """The least, median and greatest OST fill."""
+    return (
+        'SELECT min("fill") AS "emptiest", median("fill") AS "median", max("fill") AS "fullest" '
+        f"FROM ({grafana_fill_by_target(where)})"
+    )
+
+
+def grafana_fill(where: str) -> str:
+    return (
+        f'SELECT {OST_FILL} AS "fill" FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} '
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
+    )
+
+
+def grafana_total_fill(where: str) -> str:
+    return (
+        f'SELECT {POOLED_FILL} AS "fill" FROM '
+        '(SELECT last("kbytes_total") - last("kbytes_free") AS "used", '
+        'last("kbytes_avail") AS "avail" '
+        f'FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target")'
+    )
+
+
+def grafana_oss_bytes(where: str) -> str:
+    return (
+        'SELECT sum("moved") AS "moved" FROM (SELECT spread("read_bytes") + spread("write_bytes") '
+        f'AS "moved" FROM "ost" WHERE {where} AND {GRAFANA_WINDOW} GROUP BY "target", "server") '
+        'GROUP BY "server"'
+    )
+
+
+def grafana_rate_spread(rate_by_server: str) -> str:
+    """The busiest, mean and least busy server of a rate per server, over time."""
+    return (
+        'SELECT max("rate") AS "busiest", mean("rate") AS "mean", min("rate") AS "least busy" '
+        f"FROM ({rate_by_server}) WHERE {GRAFANA_WINDOW} "
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
+    )
+
+
+def grafana_sensor_table() -> str:
+    return (
+        'SELECT last("collect_seconds") AS "collect seconds", '
+        'last("parse_errors") AS "parse errors", '
+        'last("spooled_points") AS "spooled points" '
+        f'FROM "sensor" WHERE {GRAFANA_WINDOW} GROUP BY "server"'
+    )
+
+
+def grafana_memory(where: str) -> str:
+    return (
+        f"SELECT {MEMORY_USED} "
+        f'AS "used" FROM "node" WHERE {where} AND {GRAFANA_WINDOW} '
+        f"GROUP BY time({GRAFANA_STEP}) fill(none)"
+    )
+
+
+def grafana_temperatures(where: str) -> str:
+    return (
+        f'SELECT mean("value") FROM "bmc" WHERE {where} AND "type" = \'temperature\' '
+        f'AND {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}), "sensor" fill(none)'
+    )
+
+
+def grafana_io_sizes(where: str) -> str:
+    return (
+        'SELECT sum("ios") FROM (SELECT spread("read_ios") + spread("write_ios") '
+        f'AS "ios" FROM "brw" WHERE {where} AND "section" = \'disk_io_size\' '
+        f'AND {GRAFANA_WINDOW} GROUP BY "bucket", "server") GROUP BY "bucket"'
+    )

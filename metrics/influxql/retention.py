@@ -1,0 +1,85 @@
+"""The retention policies of the metrics and the continuous queries that fill the downsampled
+ones (``manage.py influxdb_setup``). In the downsampled policies a field ``x`` is ``mean_x``
+(the continuous queries keep the mean of every field)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metrics.influxql.common import (
+    HOUR_POLICY,
+    MINUTE_POLICY,
+    RAW_POLICY,
+    quote_identifier,
+)
+
+CQ_PREFIX = "ostara_"
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    name: str
+    duration: str
+    shard_duration: str
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class Downsample:
+    name: str  # continuous query name, versioned
+    into: str  # retention policy written
+    every: str  # GROUP BY time(...)
+    resample_for: str  # window recomputed at each run
+
+
+RETENTION_POLICIES = (
+    RetentionPolicy(RAW_POLICY, "7d", "1d", default=True),
+    RetentionPolicy(MINUTE_POLICY, "90d", "7d"),
+    RetentionPolicy(HOUR_POLICY, "1095d", "30d"),
+)
+DOWNSAMPLES = (
+    Downsample(f"{CQ_PREFIX}minute_v1", MINUTE_POLICY, "1m", "10m"),
+    Downsample(f"{CQ_PREFIX}hour_v1", HOUR_POLICY, "1h", "2h"),
+)
+
+
+def show_retention_policies(database: str) -> str:
+    return f"SHOW RETENTION POLICIES ON {quote_identifier(database)}"
+
+
+def retention_policy_statement(verb: str, database: str, policy: RetentionPolicy) -> str:
+    """``CREATE`` or ``ALTER`` the policy as wanted."""
+    return (
+        f"{verb} RETENTION POLICY {quote_identifier(policy.name)} ON {quote_identifier(database)} "
+        f"DURATION {policy.duration} REPLICATION 1 SHARD DURATION {policy.shard_duration}"
+        + (" DEFAULT" if policy.default else "")
+    )
+
+
+SHOW_CONTINUOUS_QUERIES = "SHOW CONTINUOUS QUERIES"
+
+
+def drop_continuous_query(database: str, name: str) -> str:
+    return f"DROP CONTINUOUS QUERY {quote_identifier(name)} ON {quote_identifier(database)}"
+
+
+def downsample_select(database: str, downsample: Downsample, where: str = "") -> str:
+    db = quote_identifier(database)
+    return (
+        f"SELECT mean(*) INTO {db}.{quote_identifier(downsample.into)}.:MEASUREMENT "
+        f"FROM {db}.{quote_identifier(RAW_POLICY)}./.*/ {where}"
+        f"GROUP BY time({downsample.every}), *"
+    )
+
+
+def backfill_select(database: str, downsample: Downsample, hours: int) -> str:
+    return downsample_select(database, downsample, f"WHERE time > now() - {int(hours)}h ")
+
+
+def create_continuous_query(database: str, downsample: Downsample) -> str:
+    return (
+        f"CREATE CONTINUOUS QUERY {quote_identifier(downsample.name)} "
+        f"ON {quote_identifier(database)} "
+        f"RESAMPLE EVERY {downsample.every} FOR {downsample.resample_for} "
+        f"BEGIN {downsample_select(database, downsample)} END"
+    )
