@@ -31,6 +31,7 @@ from portal.alerts.choices import (
 )
 from portal.alerts.models import Delivery, Event, Rule, Silence, Transition, split_addresses
 from portal.alerts.services.observation import HealthIndex, Readings, object_url, observe_rule
+from portal.health.choices import NodeKind
 from portal.health.models import StatusChange
 from portal.inventory.models import Target
 
@@ -195,7 +196,9 @@ def active_windows(moment: datetime) -> list[routing.Window]:
 
 
 def _down_servers(health: HealthIndex) -> set[str]:
-    return {row.key for row in health.rows if row.kind == "server" and row.summary.get("down")}
+    return {
+        row.key for row in health.rows if row.kind == NodeKind.SERVER and row.summary.get("down")
+    }
 
 
 def _announced(down: set[str], moment: datetime) -> set[str]:

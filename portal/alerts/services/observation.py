@@ -19,6 +19,7 @@ from portal import metric_queries as queries
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule
+from portal.health.choices import NodeKind, Status
 from portal.health.models import HealthStatus
 from sensors import schema
 
@@ -63,17 +64,22 @@ class HealthIndex:
             return True
         if rule.scope == ScopeKind.KIND:
             return kind == rule.scope_value
-        wanted = "filesystem" if rule.scope == ScopeKind.FILESYSTEM else "ssu"
+        wanted = NodeKind.FILESYSTEM if rule.scope == ScopeKind.FILESYSTEM else NodeKind.SSU
         return any(
-            self.by_key[k].kind in (wanted, "pair") and self.by_key[k].name == rule.scope_value
+            self.by_key[k].kind in (wanted, NodeKind.PAIR)
+            and self.by_key[k].name == rule.scope_value
             for k in self.ancestry(key)
         )
 
 
 def object_url(kind: str, name: str) -> str:
     """The portal page of an object, where it has one."""
-    names = {"target": "health:target", "server": "health:server", "ssu": "health:ssu"}
-    if kind not in names or (kind == "target" and schema.is_mgs_label(name)):
+    names = {
+        NodeKind.TARGET: "health:target",
+        NodeKind.SERVER: "health:server",
+        NodeKind.SSU: "health:ssu",
+    }
+    if kind not in names or (kind == NodeKind.TARGET and schema.is_mgs_label(name)):
         return ""
     try:
         return reverse(names[kind], args=[name])
@@ -184,7 +190,7 @@ def observe_rule(
 def _health_observations(rule: Rule, health: HealthIndex):
     kinds = conditions.HEALTH_KINDS.get(rule.health_state)
     for row in health.rows:
-        if row.status == "grey" or (kinds and row.kind not in kinds):
+        if row.status == Status.GREY or (kinds and row.kind not in kinds):
             continue
         holds = conditions.health_holds(rule.health_state, row.status, row.summary)
         summary = "; ".join(row.reasons[:4]) if holds else ""
