@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.urls import NoReverseMatch, reverse
 
@@ -21,29 +23,59 @@ from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule
 from portal.health.choices import NodeKind, Status
 from portal.health.models import HealthStatus
+from portal.health.services.evaluation import node_key
 from sensors import schema
 
 log = logging.getLogger(__name__)
 
 
-class HealthIndex:
-    """The health rows of one round, with their ancestry (object first, filesystem last)."""
+class HealthRow(NamedTuple):
+    """One object as the health engine coloured it (a ``HealthStatus`` row's fields)."""
 
-    def __init__(self, rows: list[HealthStatus]) -> None:
-        self.rows = rows
-        self.by_key = {row.key: row for row in rows}
-        self.by_name = {(row.kind, row.name): row.key for row in rows}
+    key: str
+    kind: str
+    name: str
+    status: str
+    reasons: list
+    summary: dict
+    parent_key: str
+
+
+class HealthIndex:
+    """The health objects of one round, with their ancestry (object first, filesystem last)."""
+
+    def __init__(self, rows: Iterable[HealthRow]) -> None:
+        self.rows = list(rows)  # in the order of the cached rows: kind, then name
+        self.by_key = {row.key: row for row in self.rows}
+        self.by_name = {(row.kind, row.name): row.key for row in self.rows}
         self._ancestry: dict[str, list[str]] = {}
 
     @classmethod
     def load(cls) -> HealthIndex:
-        return cls(
-            list(
-                HealthStatus.objects.only(
-                    "key", "kind", "name", "status", "reasons", "summary", "parent_key"
-                )
-            )
-        )
+        """The colours the health engine stored last (for pages, and a round run on its own)."""
+        return cls(HealthRow(*row) for row in HealthStatus.objects.values_list(*HealthRow._fields))
+
+    @classmethod
+    def of_trees(cls, trees: list) -> HealthIndex:
+        """The colours of an evaluation as health hands them over (``EvaluationResult.trees``,
+        of ``rules.Node``): what it has just stored, without reading it back. An object found
+        twice keeps its first place, as the store keeps it."""
+        rows: dict[str, HealthRow] = {}
+        for tree in trees:
+            for node, parent in tree.walk():
+                key = node_key(node)
+                if key not in rows:
+                    parent_key = node_key(parent) if parent else ""
+                    rows[key] = HealthRow(
+                        key,
+                        node.kind,
+                        node.name,
+                        node.status,
+                        node.reasons,
+                        node.summary,
+                        parent_key,
+                    )
+        return cls(sorted(rows.values(), key=lambda row: (row.kind, row.name)))
 
     def key_of(self, kind: str, name: str) -> str:
         return self.by_name.get((kind, name), "")
