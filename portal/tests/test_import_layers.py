@@ -20,7 +20,7 @@ LAYERS = (
     ("surveys", "health"),
     ("alerts",),  # health's colours; the mail relay's tile registered with health
     ("console",),  # its maintenance window silences alerts
-    ("analytics", "wizard"),
+    ("analytics", "wizard", "backup"),  # backup and restore: the whole appliance's state
 )
 # Packages that run without Django and import nothing of the portal.
 PLAIN_PACKAGES = ("dashboards", "provisioning", "sensors", "simulator", "metrics")
