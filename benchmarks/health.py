@@ -228,11 +228,11 @@ def _filled(line: str, full: set[str]) -> str:
     return re.sub(r"kbytes_avail=\d+i", f"kbytes_avail={left}", line)
 
 
-def evaluate_after(sensor_round: SensorRounds) -> None:
+def evaluate_after(sensor_round: SensorRounds):
     from portal.health.services.evaluation import evaluate_and_store
 
     sensor_round(quiet=True)
-    evaluate_and_store()
+    return evaluate_and_store()
 
 
 def bench_pages(repeat: int) -> None:

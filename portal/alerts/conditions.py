@@ -21,17 +21,19 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
+from portal.health.choices import NodeKind, Status
+from portal.inventory.choices import VolumeGroupState
 from sensors import schema
 
 RED, ORANGE, ON_PARTNER, SILENT = "red", "orange", "on_partner", "silent"
 VOLUME_GROUP, FULL, HOT = "volume_group", "full", "hot"
 # The kinds of object each health condition can hold for (the others never carry the flag).
 HEALTH_KINDS = {
-    ON_PARTNER: ("target",),
-    SILENT: ("server",),
-    VOLUME_GROUP: ("target",),
-    FULL: ("target",),
-    HOT: ("server",),
+    ON_PARTNER: (NodeKind.TARGET,),
+    SILENT: (NodeKind.SERVER,),
+    VOLUME_GROUP: (NodeKind.TARGET,),
+    FULL: (NodeKind.TARGET,),
+    HOT: (NodeKind.SERVER,),
 }
 COMPARISONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 # A no-data rule without a threshold calls a series silent after this long (three rounds).
@@ -53,11 +55,11 @@ def health_holds(condition: str, status: str, summary: dict) -> bool:
     """Whether an object with this colour and summary (``HealthStatus``) meets the condition."""
     own = summary.get("own_status", status)
     if condition == RED:
-        return own == "red"
+        return own == Status.RED
     if condition == ORANGE:
-        return own in ("orange", "red")
+        return own in (Status.ORANGE, Status.RED)
     if condition == VOLUME_GROUP:
-        return summary.get(VOLUME_GROUP, "optimal") != "optimal"
+        return summary.get(VOLUME_GROUP, VolumeGroupState.OPTIMAL) != VolumeGroupState.OPTIMAL
     if condition in (ON_PARTNER, SILENT, FULL, HOT):
         return bool(summary.get(condition))
     raise ValueError(f"unknown health condition {condition!r}")
@@ -95,8 +97,8 @@ def series_fingerprint(measurement: str, tags: dict) -> str:
 def series_object(tags: dict) -> tuple[str, str]:
     """(kind, name) of the object a series belongs to, as the health tree names it."""
     if tags.get(schema.TARGET) and tags.get(schema.FS):
-        return "target", schema.target_label(tags[schema.FS], tags[schema.TARGET])
-    for tag, kind in ((schema.ARRAY, "array"), (schema.SERVER, "server")):
+        return NodeKind.TARGET, schema.target_label(tags[schema.FS], tags[schema.TARGET])
+    for tag, kind in ((schema.ARRAY, NodeKind.ARRAY), (schema.SERVER, NodeKind.SERVER)):
         if tags.get(tag):
             return kind, tags[tag]
     return "", ""

@@ -11,10 +11,11 @@ from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import MailRelaySettings, Rule, Silence, split_addresses
 from portal.alerts.services.evaluation import users_with_mail
+from portal.health.choices import NodeKind
 from portal.health.models import HealthStatus
 from sensors import schema
 
-SCOPE_KINDS = ("filesystem", "ssu", "pair", "server", "array", "target")
+SCOPE_KINDS = tuple(NodeKind.values)  # filesystem, ssu, pair, server, array, target
 MEASUREMENT_CHOICES = [("", "—")] + [(name, name) for name in sorted(schema.MEASUREMENTS)]
 BACKTEST_DAYS = (1, 7, 30)
 
@@ -139,7 +140,11 @@ class RuleForm(forms.ModelForm):
             if value not in SCOPE_KINDS:
                 self.add_error("scope_value", f"name a kind of object: {', '.join(SCOPE_KINDS)}")
         elif scope in (ScopeKind.FILESYSTEM, ScopeKind.SSU):
-            kinds = ("filesystem",) if scope == ScopeKind.FILESYSTEM else ("ssu", "pair")
+            kinds = (
+                (NodeKind.FILESYSTEM,)
+                if scope == ScopeKind.FILESYSTEM
+                else (NodeKind.SSU, NodeKind.PAIR)
+            )
             if not HealthStatus.objects.filter(kind__in=kinds, name=value).exists():
                 self.add_error("scope_value", f"there is no {scope} named {value!r}")
 
@@ -164,7 +169,7 @@ class AcknowledgeForm(forms.Form):
 def silence_objects() -> list[tuple[str, str]]:
     """The objects a silence can cover: filesystems, SSUs and pairs, servers, arrays."""
     rows = HealthStatus.objects.filter(
-        kind__in=["filesystem", "ssu", "pair", "server", "array"]
+        kind__in=[k for k in NodeKind if k != NodeKind.TARGET]
     ).order_by("kind", "name")
     return [(row.key, f"{row.get_kind_display()} {row.name}") for row in rows]
 

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
-from django.conf import settings
 
 from portal.alerts.services.evaluation import evaluate_round
+from portal.alerts.services.observation import HealthIndex
 from portal.alerts.services.outbox import deliver_due
+
+log = logging.getLogger(__name__)
+
+# A mail queued by a round goes out within this many seconds, or at the next periodic delivery.
+DELIVER_EXPIRES_SECONDS = 30.0
 
 
 @shared_task(name="alerts.evaluate", ignore_result=True)
 def evaluate() -> dict:
-    """Advance every rule's events from the colours just stored and the newest metrics, then
-    send what that produced."""
+    """Advance every rule's events from the colours stored last and the newest metrics, then
+    send what that produced (by hand; after each health evaluation the round runs on what
+    health hands over, ``after_health_evaluation``)."""
     result = evaluate_round()
     sent = deliver_due()
     return {
@@ -34,6 +42,15 @@ def deliver() -> dict:
     }
 
 
-def after_health_evaluation(sender, **kwargs) -> None:
-    """Connected to ``portal.health.signals.evaluated``: alerts follow each evaluation."""
-    evaluate.apply_async(expires=float(settings.HEALTH_EVALUATE_SECONDS))
+def after_health_evaluation(sender, result, **kwargs) -> None:
+    """Connected to ``portal.health.signals.evaluated``: the alert round follows each
+    evaluation, in the same worker, on the colours it hands over (``result.trees``) instead of
+    reading back the rows it has just written. The mail it queued is sent by a task of its own,
+    so a slow mail relay never holds the next evaluation."""
+    try:
+        round_result = evaluate_round(health=HealthIndex.of_trees(result.trees))
+    except Exception:  # the colours are stored whatever alerting makes of them
+        log.exception("alert round after the health evaluation failed")
+        return
+    if round_result.deliveries:
+        deliver.apply_async(expires=DELIVER_EXPIRES_SECONDS)

@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# Sent after each periodic evaluation has stored its colours (``result``: EvaluationResult).
+# Sent after each periodic evaluation has stored its colours (``result``: EvaluationResult, whose
+# trees are what was stored); receivers run in the evaluating worker, right after.
 evaluated = Signal()

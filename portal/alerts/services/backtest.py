@@ -24,6 +24,7 @@ from portal.alerts.choices import ConditionKind
 from portal.alerts.models import Rule
 from portal.alerts.services.evaluation import timing
 from portal.alerts.services.observation import HealthIndex, rule_value
+from portal.health.choices import Status
 from portal.health.models import StatusChange
 from sensors import schema
 
@@ -159,6 +160,6 @@ def _health_timelines(rule: Rule, start: float) -> dict[str, tuple[str, list[tup
 
 
 def _holds(rule: Rule, change: StatusChange) -> bool:
-    if change.new == "grey":
+    if change.new == Status.GREY:
         return False
     return conditions.health_holds(rule.health_state, change.new, change.summary or {})

@@ -31,6 +31,7 @@ from portal.alerts.choices import (
 )
 from portal.alerts.models import Delivery, Event, Rule, Silence, Transition, split_addresses
 from portal.alerts.services.observation import HealthIndex, Readings, object_url, observe_rule
+from portal.health.choices import NodeKind
 from portal.health.models import StatusChange
 from portal.inventory.models import Target
 
@@ -43,6 +44,7 @@ class RoundResult:
     observations: int = 0
     transitions: list[Transition] = field(default_factory=list)
     deliveries: int = 0
+    changes: int = 0  # the changes of colour this round read, marked processed
     seconds: float = 0.0
 
 
@@ -53,13 +55,20 @@ def timing(rule: Rule) -> engine.Timing:
     return engine.Timing(rule.for_seconds, rule.clear_seconds, rule.repeat_seconds)
 
 
-def evaluate_round(now: datetime | None = None) -> RoundResult:
-    """Observe every enabled rule, advance its events, write transitions and their outbox."""
+def evaluate_round(now: datetime | None = None, health: HealthIndex | None = None) -> RoundResult:
+    """Observe every enabled rule, advance its events, write transitions and their outbox.
+
+    ``health``: the colours health handed over after its evaluation (``HealthIndex.of_trees``);
+    without them, those it stored last are read."""
     started = time.perf_counter()
     moment = now or timezone.now()
     epoch = moment.timestamp()
     result = RoundResult()
-    health = HealthIndex.load()
+    health = HealthIndex.load() if health is None else health
+    # The changes of colour no round has read yet: this round's observations cover them.
+    unread = list(
+        StatusChange.objects.filter(processed=False, at__lte=moment).values_list("pk", flat=True)
+    )
     rules = list(Rule.objects.filter(enabled=True).prefetch_related("recipients__preferences"))
     readings = Readings(rules)
     open_events = {
@@ -147,7 +156,10 @@ def evaluate_round(now: datetime | None = None) -> RoundResult:
         ]
         Transition.objects.bulk_create(transitions)
         result.deliveries = write_outbox(transitions, health, moment)
-        StatusChange.objects.filter(processed=False, at__lte=moment).update(processed=True)
+        for start in range(0, len(unread), 500):  # a long outage of alerting leaves many
+            batch = unread[start : start + 500]
+            StatusChange.objects.filter(pk__in=batch).update(processed=True)
+    result.changes = len(unread)
     result.transitions = transitions
     result.seconds = time.perf_counter() - started
     return result
@@ -195,7 +207,9 @@ def active_windows(moment: datetime) -> list[routing.Window]:
 
 
 def _down_servers(health: HealthIndex) -> set[str]:
-    return {row.key for row in health.rows if row.kind == "server" and row.summary.get("down")}
+    return {
+        row.key for row in health.rows if row.kind == NodeKind.SERVER and row.summary.get("down")
+    }
 
 
 def _announced(down: set[str], moment: datetime) -> set[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.urls import NoReverseMatch, reverse
 
@@ -20,30 +22,61 @@ from portal import influxdb as influx
 from portal.alerts import conditions
 from portal.alerts.choices import ConditionKind, ScopeKind
 from portal.alerts.models import Rule
+from portal.health.choices import NodeKind, Status
 from portal.health.models import HealthStatus
+from portal.health.services.evaluation import node_key
 from sensors import schema
 
 log = logging.getLogger(__name__)
 
 
-class HealthIndex:
-    """The health rows of one round, with their ancestry (object first, filesystem last)."""
+class HealthRow(NamedTuple):
+    """One object as the health engine coloured it (a ``HealthStatus`` row's fields)."""
 
-    def __init__(self, rows: list[HealthStatus]) -> None:
-        self.rows = rows
-        self.by_key = {row.key: row for row in rows}
-        self.by_name = {(row.kind, row.name): row.key for row in rows}
+    key: str
+    kind: str
+    name: str
+    status: str
+    reasons: list
+    summary: dict
+    parent_key: str
+
+
+class HealthIndex:
+    """The health objects of one round, with their ancestry (object first, filesystem last)."""
+
+    def __init__(self, rows: Iterable[HealthRow]) -> None:
+        self.rows = list(rows)  # in the order of the cached rows: kind, then name
+        self.by_key = {row.key: row for row in self.rows}
+        self.by_name = {(row.kind, row.name): row.key for row in self.rows}
         self._ancestry: dict[str, list[str]] = {}
 
     @classmethod
     def load(cls) -> HealthIndex:
-        return cls(
-            list(
-                HealthStatus.objects.only(
-                    "key", "kind", "name", "status", "reasons", "summary", "parent_key"
-                )
-            )
-        )
+        """The colours the health engine stored last (for pages, and a round run on its own)."""
+        return cls(HealthRow(*row) for row in HealthStatus.objects.values_list(*HealthRow._fields))
+
+    @classmethod
+    def of_trees(cls, trees: list) -> HealthIndex:
+        """The colours of an evaluation as health hands them over (``EvaluationResult.trees``,
+        of ``rules.Node``): what it has just stored, without reading it back. An object found
+        twice keeps its first place, as the store keeps it."""
+        rows: dict[str, HealthRow] = {}
+        for tree in trees:
+            for node, parent in tree.walk():
+                key = node_key(node)
+                if key not in rows:
+                    parent_key = node_key(parent) if parent else ""
+                    rows[key] = HealthRow(
+                        key,
+                        node.kind,
+                        node.name,
+                        node.status,
+                        node.reasons,
+                        node.summary,
+                        parent_key,
+                    )
+        return cls(sorted(rows.values(), key=lambda row: (row.kind, row.name)))
 
     def key_of(self, kind: str, name: str) -> str:
         return self.by_name.get((kind, name), "")
@@ -64,17 +97,22 @@ class HealthIndex:
             return True
         if rule.scope == ScopeKind.KIND:
             return kind == rule.scope_value
-        wanted = "filesystem" if rule.scope == ScopeKind.FILESYSTEM else "ssu"
+        wanted = NodeKind.FILESYSTEM if rule.scope == ScopeKind.FILESYSTEM else NodeKind.SSU
         return any(
-            self.by_key[k].kind in (wanted, "pair") and self.by_key[k].name == rule.scope_value
+            self.by_key[k].kind in (wanted, NodeKind.PAIR)
+            and self.by_key[k].name == rule.scope_value
             for k in self.ancestry(key)
         )
 
 
 def object_url(kind: str, name: str) -> str:
     """The portal page of an object, where it has one."""
-    names = {"target": "health:target", "server": "health:server", "ssu": "health:ssu"}
-    if kind not in names or (kind == "target" and schema.is_mgs_label(name)):
+    names = {
+        NodeKind.TARGET: "health:target",
+        NodeKind.SERVER: "health:server",
+        NodeKind.SSU: "health:ssu",
+    }
+    if kind not in names or (kind == NodeKind.TARGET and schema.is_mgs_label(name)):
         return ""
     try:
         return reverse(names[kind], args=[name])
@@ -185,7 +223,7 @@ def observe_rule(
 def _health_observations(rule: Rule, health: HealthIndex):
     kinds = conditions.HEALTH_KINDS.get(rule.health_state)
     for row in health.rows:
-        if row.status == "grey" or (kinds and row.kind not in kinds):
+        if row.status == Status.GREY or (kinds and row.kind not in kinds):
             continue
         holds = conditions.health_holds(rule.health_state, row.status, row.summary)
         summary = "; ".join(row.reasons[:4]) if holds else ""

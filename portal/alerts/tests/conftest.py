@@ -13,7 +13,11 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 # The health tests' virtual rack and metrics database, for the alerts' acceptance test.
-from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
+from portal.health.tests.conftest import (  # noqa: F401
+    metrics_db,
+    rack_inventory,
+    virtual_rack,
+)
 
 
 class Mailbox:

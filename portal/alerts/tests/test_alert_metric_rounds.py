@@ -93,3 +93,21 @@ def test_a_rule_influxdb_cannot_answer_leaves_the_others_evaluated(metrics, capl
     assert firing(full) == {"scratch-OST0000 on oss01"}
     assert not Event.objects.filter(rule=broken).exists()
     assert "load rising not evaluated" in caplog.text
+
+
+def test_the_colours_health_hands_over_are_the_rows_it_stored(rack_inventory, metrics_db):
+    """The alert round after an evaluation reads no status row back: what health hands over
+    (its trees) is, object for object, what it stored, with the same ancestry."""
+    from portal.alerts.services.observation import HealthIndex
+    from portal.health.services.evaluation import evaluate_and_store
+    from portal.health.tests.metrics import RackMetrics
+
+    rack = RackMetrics()
+    now = time.time()
+    rack.write(now - 20)
+    rack.write(now - 10)
+    handed = HealthIndex.of_trees(evaluate_and_store(now=now - 10).trees)
+    stored = HealthIndex.load()
+    assert len(handed.rows) > 30 and handed.by_key == stored.by_key
+    assert [row.key for row in handed.rows] == [row.key for row in stored.rows]
+    assert all(handed.ancestry(key) == stored.ancestry(key) for key in stored.by_key)

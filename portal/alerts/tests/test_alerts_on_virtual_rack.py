@@ -19,9 +19,9 @@ from django.contrib.auth import get_user_model
 
 from portal.alerts.choices import DeliveryStatus
 from portal.alerts.models import Delivery, Event, Rule
-from portal.alerts.services.evaluation import acknowledge, evaluate_round
+from portal.alerts.services.evaluation import acknowledge
 from portal.alerts.services.outbox import deliver_due
-from portal.health.services.evaluation import evaluate_and_store
+from portal.health import tasks as health_tasks
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
 from portal.health.tests.test_health_on_virtual_rack import drive_location, wait_for
 
@@ -32,9 +32,9 @@ OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
 
 
 def evaluation_round() -> None:
-    """What beat runs every interval: colours, then the alert round and the outbox."""
-    evaluate_and_store()
-    evaluate_round()
+    """What beat runs every interval: colours, then the alert round on the colours health hands
+    over (its ``evaluated`` signal), and the outbox."""
+    health_tasks.evaluate()
     deliver_due()
 
 

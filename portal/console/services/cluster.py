@@ -40,6 +40,7 @@ from portal.console.services import (
     require,
     run_on_pair,
 )
+from portal.health.registry import MaintenanceWindow
 from portal.health.services import facts as health_facts
 from portal.inventory.choices import TargetState
 from portal.inventory.models import Server, ServerPair, Target
@@ -463,6 +464,17 @@ def _close_window(server: Server) -> None:
                 ends=max(now, silence.starts + timedelta(seconds=1))
             )
         Maintenance.objects.filter(pk=window.pk).update(ended=now)
+
+
+def open_windows() -> dict[int, MaintenanceWindow]:
+    """The servers in maintenance now, by primary key, for the health facts (registered with
+    ``portal.health.registry`` from the console's ``AppConfig.ready``)."""
+    return {
+        window.server_id: MaintenanceWindow(window.ends, window.reason)
+        for window in Maintenance.objects.filter(ended__isnull=True).only(
+            "server_id", "ends", "reason"
+        )
+    }
 
 
 # --- what applies where ---------------------------------------------------------------------

@@ -1,15 +1,13 @@
-"""The state of the appliance's own services: database, Redis, InfluxDB, Celery workers, and the
-mail relay it sends alerts through.
+"""The state of the appliance's own services: database, Redis, InfluxDB, Celery workers, and
+those other apps register (``portal.health.registry``): the mail relay it sends alerts through.
 
 Each check answers within a few seconds even when its service hangs, and says in words what is
-wrong, so ``/healthz`` and the dashboard can name the service that is down. The mail relay is
-not ``required``: without it the appliance still watches and acts, and alert mail waits in the
-outbox until the relay answers again (``/healthz`` names it without failing).
+wrong, so ``/healthz`` and the dashboard can name the service that is down. A check of another
+app may be not ``required`` (the mail relay): ``/healthz`` names it without failing.
 """
 
 from __future__ import annotations
 
-import socket
 from dataclasses import asdict, dataclass, field
 
 import redis
@@ -18,6 +16,7 @@ from django.db import connection
 from django.db.utils import DatabaseError
 
 from portal import influxdb as influx
+from portal.health import registry
 from workers.celery_app import app
 
 CHECK_TIMEOUT_SECONDS = 2.0
@@ -87,30 +86,6 @@ def check_workers() -> ServiceState:
     return ServiceState("workers", True, f"{len(names)} worker(s) answer", {"workers": names})
 
 
-def check_mail() -> ServiceState:
-    """A TCP connection to the relay, no SMTP conversation: nothing for its logs, no login."""
-    from portal.alerts.choices import DeliveryStatus
-    from portal.alerts.models import Delivery, MailRelaySettings
-
-    try:
-        # The relay an administrator saved under Settings → Mail, else the environment's.
-        relay = MailRelaySettings.current()
-        host, port = relay.host, relay.port
-        waiting = Delivery.objects.filter(status=DeliveryStatus.PENDING).count()
-    except DatabaseError:
-        host, port = settings.EMAIL_HOST, settings.EMAIL_PORT
-        waiting = None
-    where = f"{host}:{port}"
-    extra = {"waiting": waiting}
-    try:
-        socket.create_connection((host, port), timeout=CHECK_TIMEOUT_SECONDS).close()
-    except OSError as error:
-        outbox = f"; {waiting} alert mail(s) wait in the outbox" if waiting else ""
-        detail = f"no answer at {where}: {error.strerror or error}{outbox}"
-        return ServiceState("mail", False, detail, extra, required=False)
-    return ServiceState("mail", True, f"relay at {where} accepts connections", extra, False)
-
-
 def check_all(include_workers: bool = True) -> list[ServiceState]:
     states = [check_database(), check_redis(), check_influxdb()]
     if include_workers:
@@ -119,7 +94,8 @@ def check_all(include_workers: bool = True) -> list[ServiceState]:
             states.append(check_workers())
         else:
             states.append(ServiceState("workers", False, "unknown: Redis (the broker) is down"))
-    states.append(check_mail())
+    # Services another app depends on (the mail relay, from alerts), in the order registered.
+    states += [check() for check in registry.service_checks()]
     return states
 
 

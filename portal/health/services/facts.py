@@ -15,8 +15,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from metrics import quantities
-from portal.console.models import Maintenance
-from portal.health import rules
+from portal.health import registry, rules
 from portal.health.models import Evaluation, HealthSettings
 from portal.health.services.metrics import Metrics, read_metrics
 from portal.inventory.choices import DriveState, PairKind, TargetKind, TargetState
@@ -126,12 +125,8 @@ def gather_facts(
     filesystems = {
         fs.pk: rules.FilesystemFacts(fs.name, key=object_key(fs)) for fs in Filesystem.objects.all()
     }
-    windows = {
-        window.server_id: window
-        for window in Maintenance.objects.filter(ended__isnull=True).only(
-            "server_id", "ends", "reason"
-        )
-    }
+    # Servers in maintenance, as the app that keeps the windows (the console) registered them.
+    windows = registry.maintenance_windows()
     # The MDS pair first, then the SSUs in name order.
     pairs.sort(key=lambda pair: (pair.kind != PairKind.MDS, ssu_names.get(pair.pk, pair.name)))
     for pair in pairs:
