@@ -167,3 +167,46 @@ def test_the_reading_finds_function_local_and_relative_imports(tmp_path):
         ("alerts", "health"): ["portal/alerts/services/rounds.py:1: from ...health import models"],
     }
     assert cycles(tmp_path) == [["alerts", "health", "alerts"]]
+
+
+# What the portal's root holds: the Django project's own files. Everything else joins an app
+# or one of the shared packages below the apps.
+PROJECT_FILES = {"__init__.py", "settings", "urls.py", "wsgi.py", "asgi.py", "api_router.py"}
+PROJECT_FILES |= {"conftest.py"}  # the suite's fixtures for every app
+SHARED_PACKAGES = ("web", "single_row", "influxdb")
+
+
+def test_the_portal_root_keeps_only_the_project_and_the_shared_packages():
+    loose = sorted(
+        path.name
+        for path in (ROOT / "portal").iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").is_file())
+        and path.name not in PROJECT_FILES
+        and path.name not in SHARED_PACKAGES
+        and not (path / "apps.py").is_file()
+        and path.name != "tests"
+    )
+    assert not loose, f"portal/ holds {loose}: move each into an app or a shared package"
+
+
+def test_the_shared_packages_import_no_app_but_the_lowest():
+    """portal/web, portal/single_row and portal/influxdb serve every app above the first layer:
+    they may ask accounts who the user is and what role they hold, and import nothing of any
+    other app; the first layer's apps import nothing of them."""
+    known = set(apps(ROOT))
+    lowest = set(LAYERS[0])
+    found = [
+        where
+        for package in SHARED_PACKAGES
+        for path in sources(ROOT / "portal" / package)
+        for where, modules in imports(path, ROOT)
+        if {app_of(module, known) for module in modules} - {None, "accounts"}
+    ]
+    found += [
+        where
+        for app in lowest
+        for path in sources(ROOT / "portal" / app)
+        for where, modules in imports(path, ROOT)
+        if any(m.startswith(tuple(f"portal.{p}" for p in SHARED_PACKAGES)) for m in modules)
+    ]
+    assert not found, "shared packages against the layers:\n" + "\n".join(found)
