@@ -220,7 +220,12 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
             lnet_interface=entry.get("lnet_interface", ""),
         )
         server.set_bmc_password(password)
-        server.full_clean()
+        # Everything ``Server.clean`` checks was checked above, once: each value's shape by the
+        # planner (the fence user here), the claims against the spec's and the inventory's
+        # servers by ``inventory_conflicts`` in this transaction. The fields are checked still.
+        server.clean_fields()
+        server.validate_unique()
+        server.validate_constraints()
         server.save()
         servers[server.hostname] = server
 
