@@ -41,6 +41,10 @@ def validate_hostname(value: str) -> None:
     _check(names.hostname_problem(value))
 
 
+def validate_interface(value: str) -> None:
+    _check(names.interface_problem(value))
+
+
 def validate_nid_list(value: list) -> None:
     if not isinstance(value, list) or not value:
         raise ValidationError("give at least one LNet NID")
@@ -100,6 +104,12 @@ class Server(models.Model):
     # Fernet token; read and write through bmc_password / set_bmc_password().
     bmc_password_encrypted = models.TextField(blank=True, editable=False)
     pdu_outlet = models.CharField(max_length=64)
+    lnet_interface = models.CharField(
+        max_length=15,
+        blank=True,
+        validators=[validate_interface],
+        help_text="the network interface carrying LNet, watched by the healthLNET check",
+    )
 
     class Meta:
         ordering = ["hostname"]
@@ -260,6 +270,13 @@ class StorageArray(models.Model):
     name = models.CharField(max_length=32, unique=True, validators=[validate_unit_name])
     pair = models.ForeignKey(ServerPair, on_delete=models.PROTECT, related_name="arrays")
     drive_tb = models.DecimalField(max_digits=6, decimal_places=2)
+    # The size as the confirmed spec wrote it (JSON text: "4" or "4.0"): the planner keeps the
+    # number as given, so the plan derived from these rows reads exactly as the one confirmed.
+    drive_tb_as_given = models.CharField(max_length=24, editable=False)
+    installed_drives = models.PositiveSmallIntegerField(
+        help_text="drives installed, filling the enclosures' slots in the planner's order"
+    )
+    global_spares = models.PositiveSmallIntegerField(help_text="hot spares the plan reserved")
 
     class Meta:
         ordering = ["name"]

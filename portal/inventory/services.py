@@ -8,7 +8,7 @@ is written unless everything passes.
 
 from __future__ import annotations
 
-import copy
+import json
 import os
 import re
 import sys
@@ -217,16 +217,27 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
             bmc_address=entry["bmc"],
             bmc_username=user,
             pdu_outlet=entry["pdu_outlet"],
+            lnet_interface=entry.get("lnet_interface", ""),
         )
         server.set_bmc_password(password)
-        server.full_clean()
+        # Everything ``Server.clean`` checks was checked above, once: each value's shape by the
+        # planner (the fence user here), the claims against the spec's and the inventory's
+        # servers by ``inventory_conflicts`` in this transaction. The fields are checked still.
+        server.clean_fields()
+        server.validate_unique()
+        server.validate_constraints()
         server.save()
         servers[server.hostname] = server
 
     enclosures: dict[str, Enclosure] = {}
     for array_entry in plan["arrays"]:
         array = StorageArray(
-            name=array_entry["name"], pair=pair, drive_tb=Decimal(str(array_entry["drive_tb"]))
+            name=array_entry["name"],
+            pair=pair,
+            drive_tb=Decimal(str(array_entry["drive_tb"])),
+            drive_tb_as_given=json.dumps(array_entry["drive_tb"]),
+            installed_drives=array_entry["drives"],
+            global_spares=array_entry["global_spares"],
         )
         array.full_clean()
         array.save()
@@ -291,35 +302,30 @@ def _mark_drives(
             raise RuntimeError(f"plan names a missing or reused slot {slot}")
 
 
+class RowsDisagree(Exception):
+    """The pair's rows no longer describe the layout the planner makes of their hardware."""
+
+
 def pair_plan(pair: ServerPair) -> dict:
     """The pair's plan as its inventory rows say it now: what every job builds from.
 
-    ``ServerPair.plan`` is the record of what was confirmed. The rows are the truth of every
-    fact they hold (names, each server's NIDs, BMC address and PDU outlet, where each target
-    runs and from which device): an administrator's edit of a server reaches the Pacemaker
-    configuration, the array layout and the mkfs arguments of the next run from here, as it
-    reaches the sensors through ``ansible_inventory``. The record supplies only what no row
-    holds and no edit can change: the arrays' geometry, which drives each volume group and
-    spare uses, the LNet interface, and the planner's figures.
+    The rows are the one truth: the spec the pair was confirmed with is read back from them
+    (``pair_spec``) and planned again (the planner is deterministic), then the facts only rows
+    hold are laid over it (where each target runs and from which device). An administrator's
+    edit of a server reaches the Pacemaker configuration, the array layout and the mkfs
+    arguments of the next run from here, as it reaches the sensors through
+    ``ansible_inventory``. ``ServerPair.plan`` is only the record of what was confirmed; no
+    job reads it. Raises ``RowsDisagree`` when the volume groups, their drives or the targets
+    of the rows are not the ones the planner lays out.
     """
-    plan = copy.deepcopy(pair.plan)
-    plan.update(filesystem=pair.filesystem.name, ssu=pair.name, role=pair.kind)
-    rows = {server.hostname: server for server in pair.servers.all()}
-    plan["servers"] = [
-        {
-            **entry,
-            "nids": list(rows[entry["hostname"]].lnet_nids),
-            "bmc": rows[entry["hostname"]].bmc_address,
-            "pdu_outlet": rows[entry["hostname"]].pdu_outlet,
-        }
-        for entry in plan["servers"]
-    ]
+    plan = make_plan(pair_spec(pair))
     targets = {
         target.label: target
         for target in Target.objects.filter(volume_group__array__pair=pair).select_related(
             "primary_server", "failover_server", "volume_group"
         )
     }
+    _check_layout(pair, plan, targets)
     plan["targets"] = [
         {
             **entry,
@@ -331,7 +337,123 @@ def pair_plan(pair: ServerPair) -> dict:
         }
         for entry in plan["targets"]
     ]
-    return plan
+    # In the JSON types a job hands on (and the record holds): lists, never tuples.
+    return json.loads(json.dumps(plan))
+
+
+def pair_spec(pair: ServerPair) -> dict:
+    """The spec of ``pair`` as its rows hold it: what the planner was given when it was
+    confirmed, with each server's values as they are now."""
+    first_kind = TargetKind.OST if pair.kind == PairKind.OSS else TargetKind.MDT
+    first_targets = list(
+        Target.objects.filter(volume_group__array__pair=pair, kind=first_kind)
+        .select_related("primary_server", "failover_server", "volume_group__array")
+        .order_by("index")
+    )
+    if not first_targets:
+        raise RowsDisagree(f"pair {pair.name} has no {first_kind} target in the inventory")
+    first = first_targets[0]
+    # The planner makes the first server primary of the MDTs and of the even-indexed OSTs.
+    leading = (
+        first.failover_server
+        if first_kind == TargetKind.OST and first.index % 2
+        else first.primary_server
+    )
+    servers = sorted(pair.servers.all(), key=lambda server: server.pk != leading.pk)
+    # Arrays in the spec's order: the planner numbers targets array after array.
+    array_order: dict[int, int] = {}
+    for target in first_targets:
+        array_order.setdefault(target.volume_group.array_id, target.index)
+    arrays = sorted(
+        pair.arrays.prefetch_related("enclosures__model"),
+        key=lambda array: array_order.get(array.pk, 1 << 31),
+    )
+    group = VolumeGroup.objects.filter(array__pair=pair).order_by("name").first()
+    spec: dict = {
+        "filesystem": pair.filesystem.name,
+        "ssu": pair.name,
+        "role": pair.kind,
+        "servers": [
+            {
+                "hostname": server.hostname,
+                "nids": list(server.lnet_nids),
+                "bmc": server.bmc_address,
+                "pdu_outlet": server.pdu_outlet,
+                **({"lnet_interface": server.lnet_interface} if server.lnet_interface else {}),
+            }
+            for server in servers
+        ],
+        "raid": group.raid if group else "",
+        "segment_kib": group.segment_kib if group else 0,
+        "first_ost_index" if first_kind == TargetKind.OST else "first_mdt_index": first.index,
+        "arrays": [
+            {
+                "name": array.name,
+                "controller": enclosures[0].model.name,
+                "expansions": [enclosure.model.name for enclosure in enclosures[1:]],
+                "drive_tb": _drive_tb(array),
+                "drives": array.installed_drives,
+                "global_spares": array.global_spares,
+            }
+            for array in arrays
+            for enclosures in [sorted(array.enclosures.all(), key=lambda e: e.position)]
+        ],
+    }
+    return spec
+
+
+def _drive_tb(array: StorageArray) -> float:
+    if array.drive_tb_as_given:
+        return json.loads(array.drive_tb_as_given)
+    size = array.drive_tb.normalize()
+    return int(size) if size == size.to_integral_value() else float(size)
+
+
+def _check_layout(pair: ServerPair, plan: dict, targets: dict[str, Target]) -> None:
+    """Refuse to build from rows whose volume groups, drives or targets are not the planner's."""
+    planned_groups = {
+        group["name"]: (
+            group["array"],
+            group["raid"],
+            group["segment_kib"],
+            group["controller"],
+            frozenset((d["enclosure"], d["drawer"], d["slot"]) for d in group["drives"]),
+        )
+        for group in plan["volume_groups"]
+    }
+    drives: dict[str, set] = {}
+    for enclosure, drawer, slot, group in Drive.objects.filter(
+        volume_group__array__pair=pair
+    ).values_list("enclosure__name", "drawer", "slot", "volume_group__name"):
+        drives.setdefault(group, set()).add((enclosure, drawer, slot))
+    row_groups = {
+        group.name: (
+            group.array.name,
+            group.raid,
+            group.segment_kib,
+            group.controller,
+            frozenset(drives.get(group.name, ())),
+        )
+        for group in VolumeGroup.objects.filter(array__pair=pair).select_related("array")
+    }
+    if row_groups != planned_groups:
+        differ = sorted(
+            name
+            for name in planned_groups.keys() | row_groups.keys()
+            if planned_groups.get(name) != row_groups.get(name)
+        )
+        raise RowsDisagree(
+            f"pair {pair.name}: the inventory's volume groups {', '.join(differ[:4])} are not "
+            "the ones the planner lays out on these arrays; correct the rows before a run"
+        )
+    planned_targets = {t["label"]: (t["kind"], t["index"]) for t in plan["targets"]}
+    row_targets = {label: (t.kind, t.index) for label, t in targets.items()}
+    if row_targets != planned_targets:
+        differ = sorted(planned_targets.keys() ^ row_targets.keys()) or sorted(planned_targets)
+        raise RowsDisagree(
+            f"pair {pair.name}: the inventory's targets ({', '.join(differ[:4])}) are not the "
+            "ones the planner lays out on these volume groups; correct the rows before a run"
+        )
 
 
 def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None) -> dict:
