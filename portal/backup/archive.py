@@ -20,6 +20,7 @@ their microseconds (``dumpdata`` would cut them to milliseconds).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import platform
@@ -382,7 +383,22 @@ def _insert_rows(path: Path) -> set:
     return loaded
 
 
-def _load_database(path: Path, expected: dict[str, int]) -> None:
+# Data steps of migrations that fill new fields from what older rows already held: rows of an
+# archive made before such a migration arrive without those fields (their defaults), so the step
+# runs again on them after loading. ("app.migration" -> the step's function in that module.)
+DATA_STEPS = {"inventory.0002_rows_hold_the_plan": "from_the_confirmed_plans"}
+
+
+def _catch_up(archived: list[str]) -> None:
+    """Run the data steps of the migrations the archive's appliance had not applied yet."""
+    for migration, step in DATA_STEPS.items():
+        if migration not in archived:
+            app, name = migration.split(".")
+            module = importlib.import_module(f"{apps.get_app_config(app).name}.migrations.{name}")
+            getattr(module, step)(apps, None)
+
+
+def _load_database(path: Path, expected: dict[str, int], archived: list[str]) -> None:
     """Replace every row (but those ``migrate`` makes) with the archive's, or change nothing."""
     kept = {apps.get_model(label)._meta.db_table for label in MADE_BY_MIGRATE}
     tables = [
@@ -396,6 +412,7 @@ def _load_database(path: Path, expected: dict[str, int]) -> None:
                 cursor.execute(statement)
         try:
             loaded = _insert_rows(path)
+            _catch_up(archived)
             # Checked here, not at the commit, so that a bad reference is reported like the rest.
             connection.check_constraints(table_names=tables)
             with connection.cursor() as cursor:
@@ -430,7 +447,7 @@ def restore(archive: Path, *, force: bool, metrics: bool, say: Say) -> dict:
         say("database: migrating ...")
         call_command("migrate", interactive=False, verbosity=0)
         say("database: loading ...")
-        _load_database(staging / DATABASE, manifest["counts"])
+        _load_database(staging / DATABASE, manifest["counts"], manifest["migrations"])
         say(
             "database: restored "
             + ", ".join(f"{number} {what}" for what, number in manifest["summary"].items())

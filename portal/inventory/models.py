@@ -272,11 +272,16 @@ class StorageArray(models.Model):
     drive_tb = models.DecimalField(max_digits=6, decimal_places=2)
     # The size as the confirmed spec wrote it (JSON text: "4" or "4.0"): the planner keeps the
     # number as given, so the plan derived from these rows reads exactly as the one confirmed.
-    drive_tb_as_given = models.CharField(max_length=24, editable=False)
+    # Defaults only for rows written before these fields (a restored older archive), which the
+    # migration's data step then fills from the confirmed plan; save_plan always sets them.
+    drive_tb_as_given = models.CharField(max_length=24, editable=False, default="")
     installed_drives = models.PositiveSmallIntegerField(
-        help_text="drives installed, filling the enclosures' slots in the planner's order"
+        default=0,
+        help_text="drives installed, filling the enclosures' slots in the planner's order",
     )
-    global_spares = models.PositiveSmallIntegerField(help_text="hot spares the plan reserved")
+    global_spares = models.PositiveSmallIntegerField(
+        default=0, help_text="hot spares the plan reserved"
+    )
 
     class Meta:
         ordering = ["name"]

@@ -454,3 +454,38 @@ def test_a_key_set_in_the_environment_is_named_not_archived(world, run_dir, tmp_
         assert sorted(name for name in tar.getnames() if name.startswith("secrets/")) == [
             "secrets/secret_key"
         ]
+
+
+def test_an_archive_from_before_the_rows_held_the_plan_restores_to_the_same_plans(
+    appliance, run_dir, tmp_path
+):
+    """An archive made before inventory 0002: its array and server rows lack what the pair's
+    plan is now derived from; the restore fills them from the confirmed plans, so every job
+    builds what it built before."""
+    from portal.inventory.models import ServerPair
+    from portal.inventory.services import pair_plan
+
+    before = {pair.name: pair_plan(pair) for pair in ServerPair.objects.all()}
+    archive = _archive(tmp_path, "--no-metrics")
+    added = {
+        "inventory.storagearray": ("drive_tb_as_given", "installed_drives", "global_spares"),
+        "inventory.server": ("lnet_interface",),
+    }
+
+    def older_rows(data: bytes) -> bytes:
+        rows = [json.loads(line) for line in data.splitlines() if line.strip()]
+        for row in rows:
+            for field in added.get(row["model"], ()):
+                row["fields"].pop(field, None)
+        return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+    def older_manifest(data: bytes) -> bytes:
+        manifest = json.loads(data)
+        manifest["migrations"].remove("inventory.0002_rows_hold_the_plan")
+        return json.dumps(manifest).encode()
+
+    older = _rewritten(archive, "database.jsonl", older_rows, checksum=True)
+    older = _rewritten(older, "manifest.json", older_manifest, checksum=False)
+    call_command("restore", str(older), "--force", "--no-metrics", stdout=io.StringIO())
+
+    assert {pair.name: pair_plan(pair) for pair in ServerPair.objects.all()} == before

@@ -12,6 +12,7 @@ import portal.inventory.models
 
 
 def from_the_confirmed_plans(apps, schema_editor) -> None:
+    """Also run by ``restore`` after loading an archive made before this migration."""
     ServerPair = apps.get_model("inventory", "ServerPair")
     Server = apps.get_model("inventory", "Server")
     StorageArray = apps.get_model("inventory", "StorageArray")
@@ -47,7 +48,6 @@ class Migration(migrations.Migration):
             model_name="storagearray",
             name="drive_tb_as_given",
             field=models.CharField(default="", editable=False, max_length=24),
-            preserve_default=False,
         ),
         migrations.AddField(
             model_name="storagearray",
@@ -56,7 +56,6 @@ class Migration(migrations.Migration):
                 default=0,
                 help_text="drives installed, filling the enclosures' slots in the planner's order",
             ),
-            preserve_default=False,
         ),
         migrations.AddField(
             model_name="storagearray",
@@ -64,7 +63,6 @@ class Migration(migrations.Migration):
             field=models.PositiveSmallIntegerField(
                 default=0, help_text="hot spares the plan reserved"
             ),
-            preserve_default=False,
         ),
         migrations.RunPython(from_the_confirmed_plans, migrations.RunPython.noop),
     ]
