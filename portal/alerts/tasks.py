@@ -49,8 +49,8 @@ def after_health_evaluation(sender, result, **kwargs) -> None:
     so a slow mail relay never holds the next evaluation."""
     try:
         round_result = evaluate_round(health=HealthIndex.of_trees(result.trees))
-    except Exception:  # the colours are stored whatever alerting makes of them
+        if round_result.deliveries:
+            deliver.apply_async(expires=DELIVER_EXPIRES_SECONDS)
+    except Exception:  # the colours are stored whatever alerting makes of them; queued mail
+        # waits in the outbox for the periodic delivery when the broker refused the hand-off
         log.exception("alert round after the health evaluation failed")
-        return
-    if round_result.deliveries:
-        deliver.apply_async(expires=DELIVER_EXPIRES_SECONDS)

@@ -9,18 +9,19 @@ formatted targets, NIDs, the arrays' layout) is shown read-only.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
 from portal.inventory import models
-from portal.inventory.provisioning import KIND as PROVISIONING
-from portal.jobs.models import Job
+from portal.inventory.provisioning import start_fencing_update
 
-# The fields of a server a provisioning run can apply to a built pair, as an admin names them.
+# The fields of a server a job can apply to a built pair, as an admin names them. The BMC user
+# is the pair's (one fence login per cluster) and comes with the password, from the wizard.
 FENCING_LABELS = {
     "bmc_address": "BMC address",
-    "bmc_username": "BMC user",
     "pdu_outlet": "PDU outlet",
 }
 FENCING_FIELDS = tuple(FENCING_LABELS)
@@ -69,8 +70,26 @@ class ServerPairAdmin(ReadOnlyAdmin):
     exclude = ("plan",)
 
 
+class ServerForm(forms.ModelForm):
+    """A clash ``Server.clean`` finds in a field shown read-only (an inventory that already
+    clashed, restored from an older archive) is shown above the form, naming the field,
+    instead of failing the page."""
+
+    def add_error(self, field, error) -> None:
+        if field is None and isinstance(error, ValidationError) and hasattr(error, "error_dict"):
+            routed: dict[str, list] = {}
+            for name, errors in error.error_dict.items():
+                key = name if name in self.fields or name == NON_FIELD_ERRORS else NON_FIELD_ERRORS
+                if key != name:
+                    errors = [f"{name}: {message}" for item in errors for message in item]
+                routed.setdefault(key, []).extend(errors)
+            error = ValidationError(routed)
+        super().add_error(field, error)
+
+
 @admin.register(models.Server)
 class ServerAdmin(admin.ModelAdmin):
+    form = ServerForm
     list_display = ("hostname", "role", "pair", "bmc_address", "pdu_outlet")
     list_filter = ("role", "pair__filesystem")
     search_fields = ("hostname",)
@@ -81,20 +100,23 @@ class ServerAdmin(admin.ModelAdmin):
             {
                 "fields": FENCING_FIELDS,
                 "description": "The pair's cluster fences this server through its BMC, then its "
-                "PDU outlet, and its partner's sensor polls the same BMC. A change reaches both "
-                "when the pair's provisioning job runs again.",
+                "PDU outlet, and its partner's sensor polls the same BMC. Saving a change of a "
+                "built pair starts the job that pushes the pair's Pacemaker configuration with "
+                "it and points the sensor at it; until that job has run, the cluster fences "
+                "through the devices it had.",
             },
         ),
         (
             "Built into the targets",
             {
-                "fields": ("hostname", "role", "pair", "lnet_nids"),
+                "fields": ("hostname", "role", "pair", "lnet_nids", "bmc_username"),
                 "description": "The formatted targets carry these names and NIDs; they are "
-                "changed by rebuilding the pair, not here.",
+                "changed by rebuilding the pair, not here. The BMC user is the pair's one fence "
+                "login, set with the BMC passwords in the wizard.",
             },
         ),
     )
-    readonly_fields = ("hostname", "role", "pair", "lnet_nids")
+    readonly_fields = ("hostname", "role", "pair", "lnet_nids", "bmc_username")
 
     def has_add_permission(self, request) -> bool:
         return False  # servers come with their pair, from the wizard or `manage.py provision`
@@ -110,22 +132,83 @@ class ServerAdmin(admin.ModelAdmin):
         changed = [label for name, label in FENCING_LABELS.items() if name in form.changed_data]
         if not (change and changed and obj.pair_id):
             return
-        job = Job.objects.filter(kind=PROVISIONING, pairs=obj.pair_id).order_by("-pk").first()
-        url = reverse("jobs:job-detail", args=[job.pk]) if job else ""
-        where = (
-            format_html('run <a href="{}">job #{}</a> again', url, job.pk)
-            if job
-            else "run its provisioning job again"
-        )
+        job = start_fencing_update(obj.pair, request.user)
+        if job is None:
+            messages.info(
+                request,
+                f"{', '.join(changed)} of {obj.hostname} changed. {obj.pair.name} has not been "
+                "built yet: its provisioning job applies the change when it runs.",
+            )
+            return
         messages.warning(
             request,
             format_html(
-                "{} of {} changed. The cluster of {} keeps its fence devices, and the partner's "
-                "sensor polls the BMC it polled, until you {}: that run pushes a Pacemaker "
-                "configuration built from the inventory as it is now.",
+                '{} of {} changed. <a href="{}">Job #{}</a> pushes the Pacemaker configuration '
+                "of {} with it and points the partner's sensor at it; until it has run, the "
+                "cluster fences through the devices it had.",
                 ", ".join(changed),
                 obj.hostname,
+                reverse("jobs:job-detail", args=[job.pk]),
+                job.pk,
                 obj.pair.name,
-                where,
             ),
         )
+
+
+@admin.register(models.SSU)
+class SSUAdmin(ReadOnlyAdmin):
+    list_display = ("name", "filesystem", "pair", "created")
+    list_filter = ("filesystem",)
+
+
+@admin.register(models.EnclosureModel)
+class EnclosureModelAdmin(ReadOnlyAdmin):
+    list_display = ("name", "kind", "drawers", "slots_per_drawer", "controllers", "description")
+
+
+class EnclosureInline(admin.TabularInline):
+    model = models.Enclosure
+    extra = 0
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(models.StorageArray)
+class StorageArrayAdmin(ReadOnlyAdmin):
+    list_display = ("name", "pair", "drive_tb", "installed_drives", "global_spares")
+    inlines = [EnclosureInline]
+
+
+@admin.register(models.VolumeGroup)
+class VolumeGroupAdmin(ReadOnlyAdmin):
+    list_display = ("name", "array", "raid", "segment_kib", "controller", "state")
+    list_filter = ("state", "array__pair")
+
+
+@admin.register(models.Drive)
+class DriveAdmin(ReadOnlyAdmin):
+    list_display = ("__str__", "size_tb", "state", "volume_group")
+    list_filter = ("state", "enclosure__array")
+
+
+@admin.register(models.Target)
+class TargetAdmin(ReadOnlyAdmin):
+    list_display = (
+        "label",
+        "kind",
+        "index",
+        "volume_group",
+        "primary_server",
+        "failover_server",
+        "current_server",
+        "state",
+    )
+    list_filter = ("filesystem", "kind", "state")
+    search_fields = ("label",)

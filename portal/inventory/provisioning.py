@@ -19,16 +19,18 @@ from django.db import transaction
 
 from portal.inventory.models import ServerPair, Target
 from portal.inventory.services import (
+    RowsDisagree,
     ansible_inventory,
     pair_plan,
     record_observations,
     save_plans,
 )
+from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
 from portal.jobs.services import create_job, enqueue
 from portal.jobs.worker import StepRun
-from provisioning.ha import build_cib
+from provisioning.ha import HAConfigError, build_cib
 from provisioning.playbook_vars import (
     FENCE_SECRET_SCRIPT,
     SENSOR_SOURCE,
@@ -38,6 +40,10 @@ from provisioning.playbook_vars import (
 from provisioning.runner import run_playbook
 
 KIND = "provision_pair"
+# After a built pair's fence devices changed: push its cluster configuration and point the
+# partner's sensor at the new BMC, nothing else (no array, format or acceptance survey).
+FENCING_KIND = "apply_fencing"
+FENCING_STEPS = ("ha", "sensor", "verify")
 
 
 @dataclass
@@ -56,10 +62,15 @@ class ProvisioningContext:
         pairs = list(job.pairs.select_related("filesystem").order_by("kind", "name"))
         if not pairs:
             raise StepFailed("this job has no server pairs to provision")
+        try:
+            variables = playbook_variables(pairs)
+        except (RowsDisagree, HAConfigError) as error:
+            # The inventory cannot be built as it stands: the reason, not a traceback.
+            raise StepFailed(str(error)) from None
         return cls(
             pairs=pairs,
             inventory=ansible_inventory(pairs, settings.VIRTUAL_RACK),
-            variables=playbook_variables(pairs),
+            variables=variables,
             secrets=fence_secrets(pairs),
         )
 
@@ -219,8 +230,30 @@ STEPS: list[StepSpec] = [
 ]
 
 
+def start_fencing_update(pair: ServerPair, user=None) -> Job | None:
+    """The job that applies a change of the pair's fence devices to its running cluster, or
+    None when the pair has not been built yet (its provisioning job applies them when it runs).
+
+    Until it has run, the cluster fences through the devices it had: an administrator who
+    changed a BMC address must not be left with a cluster that fences the old one.
+    """
+    built = Job.objects.filter(kind=KIND, pairs=pair, state=JobState.SUCCEEDED).exists()
+    if not built:
+        return None
+    title = f"Apply the fence devices of {pair.name}"
+    job = create_job(FENCING_KIND, title, pairs=[pair], user=user)
+    enqueue(job)
+    return job
+
+
 def _register() -> None:
     register(KIND, "Provision server pairs", STEPS, context=ProvisioningContext.for_job)
+    register(
+        FENCING_KIND,
+        "Apply fence devices",
+        [step for step in STEPS if step.name in FENCING_STEPS],
+        context=ProvisioningContext.for_job,
+    )
 
 
 def add_provisioning_step(step: StepSpec) -> None:

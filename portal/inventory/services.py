@@ -316,9 +316,12 @@ def pair_plan(pair: ServerPair) -> dict:
     arguments of the next run from here, as it reaches the sensors through
     ``ansible_inventory``. ``ServerPair.plan`` is only the record of what was confirmed; no
     job reads it. Raises ``RowsDisagree`` when the volume groups, their drives or the targets
-    of the rows are not the ones the planner lays out.
+    of the rows are not the ones the planner lays out, or when the planner refuses them.
     """
-    plan = make_plan(pair_spec(pair))
+    try:
+        plan = make_plan(pair_spec(pair))
+    except SpecError as error:
+        raise RowsDisagree(f"the rows of {pair.name} are not a plan: {error}") from None
     targets = {
         target.label: target
         for target in Target.objects.filter(volume_group__array__pair=pair).select_related(

@@ -23,7 +23,7 @@ from metrics.influxql.surveys import survey_traffic_statements
 from portal import influxdb as influx
 from portal.inventory.choices import PairKind, TargetKind
 from portal.inventory.models import Filesystem, ServerPair, Target
-from portal.inventory.services import ansible_inventory, pair_plan
+from portal.inventory.services import RowsDisagree, ansible_inventory, pair_plan
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue
@@ -371,7 +371,11 @@ def conclude(survey: Survey) -> Survey:
     if survey.per_target:  # an OST the targets phase printed nothing for is a reason too
         for label in survey.labels:
             per_target.setdefault(label, [])
-    verdict = judge_survey(pair_plan(survey.pair), per_server, per_target, survey.tolerance)
+    try:
+        plan = pair_plan(survey.pair)
+    except RowsDisagree as error:
+        raise StepFailed(f"no plan to judge the survey against: {error}") from None
+    verdict = judge_survey(plan, per_server, per_target, survey.tolerance)
     host_of = {label: host for host, labels in survey.targets.items() for label in labels}
     rows: list[SurveyResult] = []
     for host, results in per_server.items():

@@ -11,9 +11,16 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.conf import settings
 
-from portal.inventory.models import Server, ServerPair
-from portal.inventory.provisioning import KIND, playbook_variables
+from portal.inventory.models import Server, ServerPair, StorageArray
+from portal.inventory.provisioning import (
+    FENCING_KIND,
+    KIND,
+    ProvisioningContext,
+    playbook_variables,
+)
 from portal.inventory.services import ansible_inventory, save_plans
+from portal.jobs.choices import JobState
+from portal.jobs.models import Job
 from portal.jobs.services import create_job
 
 pytestmark = pytest.mark.django_db
@@ -62,10 +69,57 @@ def test_the_next_run_fences_and_polls_the_bmc_address_the_admin_entered(client,
     # The partner's sensor is configured from the same rows (sensor.yml's bmc_command).
     hosts = ansible_inventory(pairs, settings.VIRTUAL_RACK)["all"]["hosts"]
     assert hosts["oss02"]["ostara_partner_bmc"] == "10.20.0.99"
-    # The admin is told when it takes effect, and which run to start.
+    # The pair is not built yet: the admin is told its provisioning job applies the change.
     page = response.content.decode()
     assert "BMC address of oss01 changed" in page
-    assert f"/jobs/{built.pk}/" in page
+    assert "its provisioning job applies the change when it runs" in page
+    assert not Job.objects.filter(kind=FENCING_KIND).exists()
+
+
+def test_a_change_to_a_built_pair_starts_the_job_that_pushes_its_fencing(client, built):
+    Job.objects.filter(pk=built.pk).update(state=JobState.SUCCEEDED)
+
+    response = _edit_in_the_admin(client, "oss02", bmc_address="10.20.0.98", pdu_outlet="pdu1:9")
+
+    (job,) = Job.objects.filter(kind=FENCING_KIND)
+    assert list(job.pairs.values_list("name", flat=True)) == ["ssu01"]
+    # Only what reaches the running cluster and the sensors: no array, format or survey.
+    assert list(job.steps.order_by("position").values_list("name", flat=True)) == [
+        "ha",
+        "sensor",
+        "verify",
+    ]
+    page = response.content.decode()
+    assert "BMC address, PDU outlet of oss02 changed" in page
+    assert f'href="/jobs/{job.pk}/"' in page
+    # What that job pushes: the CIB built from the rows as they are now.
+    cib = ProvisioningContext.for_job(job).variables["ostara_cibs"]["ssu01"]
+    assert _fence_address(cib, "oss02") == "10.20.0.98"
+    device = ET.fromstring(cib).find(".//primitive[@id='fence-oss02-pdu']")
+    assert device.find("instance_attributes/nvpair[@name='plug']").get("value") == "9"
+
+
+def test_every_inventory_page_of_the_admin_is_shown_and_only_fence_devices_change(client, built):
+    client.login(username="admin", password="pw-admin-123!")
+    for page in ("ssu", "enclosuremodel", "storagearray", "volumegroup", "drive", "target"):
+        assert client.get(f"/admin/inventory/{page}/").status_code == 200, page
+    array = StorageArray.objects.first()
+    assert client.get(f"/admin/inventory/storagearray/{array.pk}/change/").status_code == 200
+    posted = client.post(f"/admin/inventory/storagearray/{array.pk}/change/", {"drive_tb": "9"})
+    assert posted.status_code == 403
+
+
+def test_a_clash_already_in_the_rows_is_named_not_a_server_error(client, built):
+    # Two servers with one NID (an inventory restored from before the check): the admin
+    # explains instead of failing when either server's fence devices are edited.
+    Server.objects.filter(hostname="oss02").update(lnet_nids=["10.10.0.11@o2ib"])
+
+    response = _edit_in_the_admin(client, "oss01", pdu_outlet="pdu1:7")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "lnet_nids: " in page and "10.10.0.11@o2ib" in page
+    assert Server.objects.get(hostname="oss01").pdu_outlet != "pdu1:7"
 
 
 def test_an_address_of_another_server_is_refused_naming_it(client, built):

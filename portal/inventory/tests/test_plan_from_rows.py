@@ -10,9 +10,11 @@ import pytest
 from django.apps import apps as django_apps
 
 from portal.inventory.models import Drive, Server, ServerPair, StorageArray
-from portal.inventory.provisioning import playbook_variables
+from portal.inventory.provisioning import KIND, ProvisioningContext, playbook_variables
 from portal.inventory.services import RowsDisagree, pair_plan, save_plans
 from portal.inventory.tests.conftest import load_spec
+from portal.jobs.registry import StepFailed
+from portal.jobs.services import create_job
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +57,10 @@ def test_rows_that_are_not_the_planners_layout_are_refused_by_name():
     )
     with pytest.raises(RowsDisagree, match="volume groups mds01-a-vg00 are not"):
         pair_plan(pair)
+    # A job on such rows fails its step with that reason, not with a traceback.
+    job = create_job(KIND, "Provision mds01", pairs=[pair])
+    with pytest.raises(StepFailed, match="volume groups mds01-a-vg00 are not"):
+        ProvisioningContext.for_job(job)
 
 
 def test_an_appliance_confirmed_before_the_rows_held_the_plan_keeps_its_plan():

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from portal.inventory.choices import TargetState
-from portal.inventory.models import ServerPair, Target
-from portal.inventory.provisioning import KIND
+from portal.inventory.models import Server, ServerPair, Target
+from portal.inventory.provisioning import KIND, start_fencing_update
 from portal.inventory.services import save_plans
 from portal.jobs.choices import JobState
 from portal.jobs.services import create_job, retry
@@ -101,6 +102,18 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     for step in job.steps.exclude(name="accept"):
         assert ", 0 change(s)" in step.log, f"{step.name} changed something:\n{step.log}"
     assert job.outcome.startswith("SSU ssu01 accepted at 9."), job.outcome
+
+    # oss02 moves to another PDU outlet (as the Django admin saves it): the job that applies
+    # fence devices pushes the new CIB to the running cluster, and runs nothing else.
+    Server.objects.filter(hostname="oss02").update(pdu_outlet="pdu2:20")
+    fencing = start_fencing_update(ServerPair.objects.get(name="ssu01"))
+    run_job(fencing.pk)
+    fencing.refresh_from_db()
+    assert fencing.state == JobState.SUCCEEDED, _failed_output(fencing)
+    assert [step.name for step in fencing.steps.order_by("position")] == ["ha", "sensor", "verify"]
+    cib = ET.fromstring(on_host(virtual_rack, "oss01", "cibadmin", "--query").stdout)
+    plug = cib.find(".//primitive[@id='fence-oss02-pdu']/instance_attributes/nvpair[@name='plug']")
+    assert plug.get("value") == "20"
 
     # An OSS crashes: its partner fences it and mounts all of its OSTs.
     simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss01")
