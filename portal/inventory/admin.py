@@ -27,7 +27,7 @@ FENCING_LABELS = {
 FENCING_FIELDS = tuple(FENCING_LABELS)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnly:
     """Shown, never changed here: the planner made these rows and the targets carry them."""
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -38,6 +38,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(ReadOnly, admin.ModelAdmin):
+    pass
 
 
 @admin.register(models.Filesystem)
@@ -166,18 +170,9 @@ class EnclosureModelAdmin(ReadOnlyAdmin):
     list_display = ("name", "kind", "drawers", "slots_per_drawer", "controllers", "description")
 
 
-class EnclosureInline(admin.TabularInline):
+class EnclosureInline(ReadOnly, admin.TabularInline):
     model = models.Enclosure
     extra = 0
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(models.StorageArray)
