@@ -1,0 +1,41 @@
+"""The inventory's services, by what they do: saving a plan (``plans``), the plan a built pair's
+rows hold (``derived``), the ansible inventory of pairs (``ansible``) and what the rack reports
+(``observations``). Callers import them from here."""
+
+from portal.inventory.services.ansible import ansible_inventory
+from portal.inventory.services.derived import RowsDisagree, pair_plan, pair_spec
+from portal.inventory.services.observations import (
+    DriveMap,
+    drive_location,
+    drive_state,
+    group_state,
+    record_observations,
+)
+from portal.inventory.services.plans import (
+    inventory_conflicts,
+    plan_for_inventory,
+    preview_plans,
+    same_bmc_credentials,
+    save_plan,
+    save_plans,
+    sync_catalogue,
+)
+
+__all__ = [
+    "DriveMap",
+    "RowsDisagree",
+    "ansible_inventory",
+    "drive_location",
+    "drive_state",
+    "group_state",
+    "inventory_conflicts",
+    "pair_plan",
+    "pair_spec",
+    "plan_for_inventory",
+    "preview_plans",
+    "record_observations",
+    "same_bmc_credentials",
+    "save_plan",
+    "save_plans",
+    "sync_catalogue",
+]
