@@ -278,10 +278,6 @@ def top_jobs(
 # --- OST fill ---------------------------------------------------------------------------------
 
 
-# Used share as `lfs df` shows it (``metrics.quantities``), of a point's fields.
-fill_percent = quantities.fields_fill_percent
-
-
 def ost_fill(points: Iterable[Point], threshold: float = QOS_THRESHOLD_RR_POINTS) -> dict:
     """Each OST's newest fill, the spread in points, and the OSTs furthest from the mean."""
     newest: dict[str, Point] = {}
@@ -289,11 +285,11 @@ def ost_fill(points: Iterable[Point], threshold: float = QOS_THRESHOLD_RR_POINTS
         tag = dict(tags)
         label = target_label(tag.get("fs", ""), tag.get("target", ""))
         for point in reversed(members):
-            if fill_percent(point.fields) is not None:
+            if quantities.fields_fill_percent(point.fields) is not None:
                 if label not in newest or newest[label].time < point.time:
                     newest[label] = point
                 break
-    fills = {label: fill_percent(point.fields) for label, point in newest.items()}
+    fills = {label: quantities.fields_fill_percent(point.fields) for label, point in newest.items()}
     if not fills:
         return {"spread_points": None, "flagged": False, "osts": [], "furthest": []}
     mean = sum(fills.values()) / len(fills)
@@ -492,7 +488,7 @@ def capacity_forecast(
         tag = dict(tags)
         label = target_label(tag.get("fs", ""), tag.get("target", ""))
         for point in members:
-            fill = fill_percent(point.fields)
+            fill = quantities.fields_fill_percent(point.fields)
             if fill is None:
                 continue
             per_ost[label].append((point.time, fill))
