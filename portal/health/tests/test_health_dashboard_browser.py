@@ -237,6 +237,7 @@ def test_the_dashboard_follows_failures_and_the_console_mends_them(
     link = open_until(page, f"{url}/console/arrays/ssu01-a/", "td.drive.failed a", WITHIN)
     address = link.locator("xpath=..").get_attribute("data-drive")
     link.click()
+    page.locator("#replacement-steps").wait_for()  # the drive's page, not the array's
     assert page.locator("#replacement-steps button").count() == 0
     page.goto(f"{url}/")
 
