@@ -26,6 +26,7 @@ from sensors.redundancy import (
     collect_cluster,
     collect_lnet_state,
     collect_multipath,
+    collect_partner_pdu,
     collect_partner_power,
 )
 from sensors.rounds import Round
@@ -108,6 +109,12 @@ class Collector:
                 config.partner_bmc_command,
                 collect_partner_power,
                 (config.partner_host, config.partner_bmc_command),
+            ),
+            (
+                "partner_pdu",
+                config.partner_pdu_command,
+                collect_partner_pdu,
+                (config.partner_host, config.partner_pdu_command),
             ),
         ):
             if name in wanted and active:

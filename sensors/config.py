@@ -21,6 +21,7 @@ COLLECTORS = (
     "cluster",
     "multipath",
     "partner_bmc",
+    "partner_pdu",
 )
 DEFAULT_SPOOL_DIR = "/var/lib/ostara-sensor/spool"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -79,6 +80,8 @@ class SensorConfig:
     lnet_peers: tuple[str, ...] = ()
     partner_host: str = ""
     partner_bmc_command: str = ""
+    # The fence agent's `status` of the partner's PDU outlet (the second fencing level).
+    partner_pdu_command: str = ""
     command_timeout: float = 10.0
 
     def static_tags(self) -> dict[str, str]:
@@ -154,6 +157,7 @@ def load_config(path: str | Path) -> SensorConfig:
     config.lnet_peers = tuple(n for n in re.split(r"[\s,]+", peers) if n)
     config.partner_host = text("partner", "host", "")
     config.partner_bmc_command = text("partner", "bmc_command", "")
+    config.partner_pdu_command = text("partner", "pdu_command", "")
     config.command_timeout = _number(
         parser, "sensor", "command_timeout", config.command_timeout, float
     )
@@ -184,8 +188,9 @@ def validate(config: SensorConfig) -> None:
     for name in config.array_names:
         if not _NAME_RE.match(name):
             raise ConfigError(f"[array] names: {name!r} is not a valid array name")
-    if bool(config.partner_host) != bool(config.partner_bmc_command):
-        raise ConfigError("[partner] host and bmc_command go together")
+    polls = config.partner_bmc_command or config.partner_pdu_command
+    if bool(config.partner_host) != bool(polls):
+        raise ConfigError("[partner] host goes with a bmc_command or a pdu_command")
     if config.partner_host and not _NAME_RE.match(config.partner_host):
         raise ConfigError(f"[partner] host = {config.partner_host!r} is not a valid host name")
     if config.lnet_peers and not config.lnetctl_command:

@@ -23,6 +23,14 @@
   network, with the credentials the server already holds for fencing. A BMC keeps answering
   when its host has crashed or been fenced, so this says "powered off" where the host's own
   sensor is silent. Fields: `answered` (1/0), `power_on` (1/0, when answered).
+- `pdu_power` (tags `server` = the polled server, `polled_by`): the second fencing level, the
+  partner's outlet on its switched PDU, from the fence agent Pacemaker fences with
+  (`fence_apc_snmp --ip=<PDU> --plug=<outlet> ... --action=status`), with the same user and
+  password scripts as the CIB's device, on the same interval as the BMC. The agents of
+  ClusterLabs' fence-agents print `Status: ON` (exit 0) or `Status: OFF` (exit 2) and exit 1
+  when they cannot reach the device or read the plug ("Failed: Unable to obtain correct plug
+  status or plug is not available", "Connection timed out"). Fields: `answered` (1/0),
+  `power_on` (1/0, when answered): a level that does not answer cannot fence.
 """
 
 from __future__ import annotations
@@ -121,6 +129,19 @@ def parse_power_status(text: str) -> int:
     return 1 if match.group(1) == "on" else 0
 
 
+_FENCE_STATUS_RE = re.compile(r"^Status: (ON|OFF)\s*$", re.MULTILINE)
+# The fence agents' exit codes for `--action=status` (fence-agents' fencing.py).
+FENCE_STATUS_ON, FENCE_STATUS_OFF = 0, 2
+
+
+def parse_fence_status(text: str) -> int:
+    """1 (on) or 0 (off) from a fence agent's `Status: ON|OFF`."""
+    match = _FENCE_STATUS_RE.search(text)
+    if not match:
+        raise ValueError(f"not a fence agent's status: {text.strip()!r}")
+    return 1 if match.group(1) == "ON" else 0
+
+
 def collect_cluster(rnd: Round, command: str, timeout: float) -> None:
     try:
         output = run_command(command, timeout)
@@ -193,3 +214,28 @@ def collect_partner_power(rnd: Round, host: str, command: str, timeout: float) -
         )
     except ValueError as error:
         rnd.problem(f"partner BMC command for {host}", error)
+
+
+def collect_partner_pdu(rnd: Round, host: str, command: str, timeout: float) -> None:
+    """The partner's PDU outlet through the fence agent's `status`: exit 0 on, 2 off, anything
+    else (or no answer in time) the level cannot fence now."""
+    tags = {schema.SERVER: host, schema.POLLED_BY: rnd.tags.get(schema.SERVER, "")}
+    try:
+        result = subprocess.run(
+            shlex.split(command), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        rnd.add(schema.PDU_POWER.name, tags, {"answered": 0})
+        return
+    except COMMAND_FAILURES as error:
+        rnd.problem(f"partner PDU command for {host}", error)  # no agent: not a reading
+        return
+    if result.returncode not in (FENCE_STATUS_ON, FENCE_STATUS_OFF):
+        rnd.add(schema.PDU_POWER.name, tags, {"answered": 0})
+        return
+    try:
+        power_on = parse_fence_status(result.stdout)
+    except ValueError as error:
+        rnd.problem(f"partner PDU command for {host}", error)
+        return
+    rnd.add(schema.PDU_POWER.name, tags, {"answered": 1, "power_on": power_on})

@@ -109,6 +109,7 @@ CLUSTER_FIELDS = ("running", "rings_total", "rings_faulty", "peers_total", "peer
 MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
 BMC_POWER_FIELDS = ("answered", "power_on")
+PDU_POWER_FIELDS = ("answered", "power_on")
 SENSOR_FIELDS = (
     "spooled_points",
     "dropped_points",
@@ -152,6 +153,8 @@ MULTIPATH = Measurement(
     "multipath", (SERVER, DEVICE), MULTIPATH_MAP_FIELDS + MULTIPATH_SUMMARY_FIELDS
 )
 BMC_POWER = Measurement("bmc_power", (SERVER, POLLED_BY), BMC_POWER_FIELDS)
+# The second fencing level: the partner's PDU outlet, through the fence agent's own `status`.
+PDU_POWER = Measurement("pdu_power", (SERVER, POLLED_BY), PDU_POWER_FIELDS)
 SENSOR_MEASUREMENT = Measurement("sensor", (SERVER,), SENSOR_FIELDS)
 
 MEASUREMENTS = {
@@ -170,6 +173,7 @@ MEASUREMENTS = {
         CLUSTER,
         MULTIPATH,
         BMC_POWER,
+        PDU_POWER,
         SENSOR_MEASUREMENT,
     )
 }

@@ -15,6 +15,7 @@ MODULES = {
     "lnetctl": "lnetctl",
     "obdfilter-survey": "obdfilter_survey",
     "ipmitool": "ipmitool",
+    "fence_apc_snmp": "fence_apc_snmp",
     "cibadmin": "pacemaker",
     "crm_mon": "pacemaker",
     "crm_resource": "pacemaker",

@@ -150,7 +150,53 @@ def test_the_example_config_names_every_command(tmp_path):
     assert config.lnet_peers == ("10.10.0.12@o2ib",)
     assert config.partner_host == "oss02"
     assert config.partner_bmc_command.endswith("chassis power status")
+    assert config.partner_pdu_command.startswith("fence_apc_snmp --ip=pdu2 --plug=4 ")
+    assert config.partner_pdu_command.endswith("--action=status")
+    assert "partner_pdu" in config.collectors
     path = tmp_path / "sensor.conf"
     path.write_text("[partner]\nhost = oss02\n")
-    with pytest.raises(ConfigError, match=r"\[partner\] host and bmc_command go together"):
+    with pytest.raises(ConfigError, match=r"\[partner\] host goes with a bmc_command or a pdu"):
         load_config(path)
+    path.write_text("[partner]\npdu_command = fence_apc_snmp --ip=pdu2 --action=status\n")
+    with pytest.raises(ConfigError, match=r"\[partner\] host goes with"):
+        load_config(path)
+    path.write_text("[partner]\nhost = oss02\npdu_command = fence_apc_snmp --action=status\n")
+    assert load_config(path).partner_pdu_command == "fence_apc_snmp --action=status"
+
+
+# fence-agents' fencing.py: `Status: ON` exit 0, `Status: OFF` exit 2, failures logged, exit 1.
+FENCE_FAILED = (
+    "echo '2026-11-27 07:00:00,000 ERROR: Failed: Unable to obtain correct plug status or plug "
+    "is not available' >&2\nexit 1"
+)
+
+
+def test_the_partners_pdu_outlet_through_the_fence_agents_status(tmp_path):
+    rnd = Round(1000, {"server": "oss01"})
+    for name, body in (
+        ("on", "echo 'Status: ON'"),
+        ("off", "echo 'Status: OFF'; exit 2"),
+        ("failed", FENCE_FAILED),
+        ("timeout", "echo '2026-11-27 07:00:00,000 ERROR: Connection timed out' >&2; exit 1"),
+        ("hung", "sleep 5"),
+    ):
+        command = script(tmp_path, name, body)
+        redundancy.collect_partner_pdu(rnd, "oss02", f"{command} --action=status", 0.5)
+    assert rnd.errors == 0
+    power = [(p.tags, p.fields) for p in parse_lines(rnd.lines) if p.measurement == "pdu_power"]
+    tags = {"server": "oss02", "polled_by": "oss01"}
+    assert power == [
+        (tags, {"answered": 1, "power_on": 1}),
+        (tags, {"answered": 1, "power_on": 0}),
+        (tags, {"answered": 0}),
+        (tags, {"answered": 0}),
+        (tags, {"answered": 0}),
+    ]
+    # No agent installed, or an answer that is not a status: a problem of the sensor, no point.
+    redundancy.collect_partner_pdu(rnd, "oss02", str(tmp_path / "missing"), 1)
+    redundancy.collect_partner_pdu(rnd, "oss02", script(tmp_path, "odd", "echo Success"), 1)
+    assert rnd.errors == 2
+    assert len(parse_lines(rnd.lines)) == 5
+    assert redundancy.parse_fence_status("Status: OFF\n") == 0
+    with pytest.raises(ValueError, match="not a fence agent's status"):
+        redundancy.parse_fence_status("Chassis Power is on")

@@ -14,6 +14,7 @@ Each virtual host has `DIR/hosts/<host>/bin/<command>`, a small shell wrapper th
 | lnetctl (lnet, net show/add/del, stats show, global show, ping) | `lnetctl` |
 | obdfilter-survey | `obdfilter_survey` |
 | ipmitool (sdr, sensor, chassis power/status) | `ipmitool` |
+| fence_apc_snmp (--action=status, monitor: the PDU outlet) | `fence_apc_snmp` |
 | cibadmin, crm_mon, crm_resource, crm_attribute | `pacemaker` (the real tools on the pair's CIB) |
 | SMcli (E-series script commands, a subset) | `smcli` |
 | multipath (-ll, -l) | `multipath` |

@@ -131,3 +131,41 @@ def test_a_down_server_runs_nothing_its_sensor_is_held_until_it_is_up(clustered_
     finally:
         sensor.kill()
         sensor.wait()
+
+
+def pdu_status(host_cmd, host, outlet):
+    pdu, plug = outlet.split(":")
+    return host_cmd(
+        host, "fence_apc_snmp", f"--ip={pdu}", f"--plug={plug}", "--username=ostara-fence",
+        "--password-script=/usr/libexec/ostara/fence-secret pdu-auth", "--snmp-version=3",
+        "--snmp-sec-level=authPriv", "--snmp-auth-prot=SHA", "--snmp-priv-prot=AES",
+        "--snmp-priv-passwd-script=/usr/libexec/ostara/fence-secret pdu-priv", "--action=status",
+    )  # fmt: skip
+
+
+def test_the_pdu_fence_agent_reads_the_partners_outlet_as_the_rack_has_it(clustered_rack, host_cmd):
+    outlet = state(clustered_rack)["servers"]["oss02"]["pdu_outlet"]
+    answer = pdu_status(host_cmd, "oss01", outlet)
+    assert (answer.returncode, answer.stdout) == (0, "Status: ON\n")
+    assert redundancy.parse_fence_status(answer.stdout) == 1
+
+    failure = inject(clustered_rack, "pdu-down", server="oss02")
+    answer = pdu_status(host_cmd, "oss01", outlet)
+    assert answer.returncode == 1 and "ERROR: Connection timed out" in answer.stderr
+    assert answer.stdout == ""
+    clear(clustered_rack, failure["id"])
+
+    failure = inject(clustered_rack, "private-switch-down", pair="ssu01")
+    assert pdu_status(host_cmd, "oss01", outlet).returncode == 1
+    clear(clustered_rack, failure["id"])
+
+    pdu = outlet.split(":")[0]
+    answer = pdu_status(host_cmd, "oss01", f"{pdu}:99")
+    assert answer.returncode == 1 and "Unable to obtain correct plug status" in answer.stderr
+
+    # A fenced partner's outlet reads off (exit 2), as the agent says of a plug that is off.
+    failure = inject(clustered_rack, "server-crash", server="oss02")
+    answer = pdu_status(host_cmd, "oss01", outlet)
+    assert (answer.returncode, answer.stdout) == (2, "Status: OFF\n")
+    assert redundancy.parse_fence_status(answer.stdout) == 0
+    clear(clustered_rack, failure["id"])
