@@ -65,6 +65,7 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
         f"{', '.join(schema.CPU_FIELDS)}, mem_total_kb, mem_available_kb, {schema.LUSTRE_HEALTHY}"
     )
     power = ", ".join(schema.BMC_POWER_FIELDS)
+    pdu = ", ".join(schema.PDU_POWER_FIELDS)
     return {
         "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
         "node": FactStatement(node, "node", short, server, flat=True, keep=2),
@@ -100,6 +101,11 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
         # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
         "bmc_power_ok": FactStatement(
             power, "bmc_power", short, ("server", "polled_by"), "answered = 1"
+        ),
+        # The second fencing level, the PDU outlet, read the same way.
+        "pdu_power": FactStatement(pdu, "pdu_power", short, ("server", "polled_by")),
+        "pdu_power_ok": FactStatement(
+            pdu, "pdu_power", short, ("server", "polled_by"), "answered = 1"
         ),
     }
 

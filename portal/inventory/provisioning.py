@@ -25,12 +25,14 @@ from portal.inventory.services import (
     record_observations,
     save_plans,
 )
-from portal.jobs.choices import JobState
+from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
-from portal.jobs.services import create_job, enqueue
+from portal.jobs.services import create_job, enqueue, marks_for
 from portal.jobs.worker import StepRun
 from provisioning.ha import HAConfigError, build_cib
+from provisioning.ha.cluster import pdu_status_commands
+from provisioning.ha.plan import read_plan
 from provisioning.playbook_vars import (
     FENCE_SECRET_SCRIPT,
     SENSOR_SOURCE,
@@ -143,6 +145,8 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         "ostara_cibs": {},
         "ostara_layouts": {},
         "ostara_targets": {},
+        # Hostname -> the PDU fence agent's status of its outlet, for its partner's sensor.
+        "ostara_pdu_status": {},
         "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
         "ostara_sensor_source": str(SENSOR_SOURCE),
         "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
@@ -156,6 +160,9 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         plan = pair_plan(pair)  # the rows as they are now, never the record alone
         variables["ostara_plans"][pair.name] = plan
         variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
+        variables["ostara_pdu_status"].update(
+            pdu_status_commands(read_plan(plan), fence_user(pair))
+        )
         variables["ostara_layouts"][pair.name] = array_layout(plan)
         variables["ostara_targets"][pair.name] = target_list(plan, pair.filesystem.mgs_nids)
     return variables
@@ -193,6 +200,7 @@ def start_provisioning(
             pairs=pairs,
             user=user,
             params=params,
+            marks=building(pairs),
         )
         enqueue(job)
     return job
@@ -230,6 +238,19 @@ STEPS: list[StepSpec] = [
 ]
 
 
+def built(pair: ServerPair) -> bool:
+    return Job.objects.filter(kind=KIND, pairs=pair, state=JobState.SUCCEEDED).exists()
+
+
+def building(pairs: list[ServerPair]) -> dict[str, str]:
+    """The job's marks: a pair never built is being built (grey, its sensors not yet heard);
+    a built one provisioned again has its targets moved, stopped and started."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        found.update(marks_for(Mark.MOVES if built(pair) else Mark.BUILDS, pair))
+    return found
+
+
 def start_fencing_update(pair: ServerPair, user=None) -> Job | None:
     """The job that applies a change of the pair's fence devices to its running cluster, or
     None when the pair has not been built yet (its provisioning job applies them when it runs).
@@ -237,11 +258,13 @@ def start_fencing_update(pair: ServerPair, user=None) -> Job | None:
     Until it has run, the cluster fences through the devices it had: an administrator who
     changed a BMC address must not be left with a cluster that fences the old one.
     """
-    built = Job.objects.filter(kind=KIND, pairs=pair, state=JobState.SUCCEEDED).exists()
-    if not built:
+    if not built(pair):
         return None
     title = f"Apply the fence devices of {pair.name}"
-    job = create_job(FENCING_KIND, title, pairs=[pair], user=user)
+    # Its Pacemaker configuration is pushed again and its sensors restarted.
+    job = create_job(
+        FENCING_KIND, title, pairs=[pair], user=user, marks=marks_for(Mark.MOVES, pair)
+    )
     enqueue(job)
     return job
 

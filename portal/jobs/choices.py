@@ -39,3 +39,10 @@ JOB_TRANSITIONS: dict[str, set[str]] = {
     JobState.INTERRUPTED: {JobState.PENDING},  # retry from the step its worker stopped in
     JobState.SUCCEEDED: {JobState.PENDING},  # re-run: idempotent steps change nothing
 }
+
+
+class Mark(models.TextChoices):
+    """How a job acts on an object it marks (``Job.marks``): what health shows meanwhile."""
+
+    MOVES = "moves", "moves, stops or starts it"  # health: "moving (job N)", at most orange
+    BUILDS = "builds", "builds it"  # health: "being built (job N)", grey

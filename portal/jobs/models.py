@@ -59,6 +59,12 @@ class Job(models.Model):
     worker_pid = models.PositiveIntegerField(
         null=True, blank=True, help_text="the process of that node that runs it"
     )
+    marks = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the objects it acts on by their key ('server:3', 'serverpair:1') and how "
+        "(moves or builds): their health shows the job instead of an alarm while it runs",
+    )
     logs_pruned = models.DateTimeField(
         null=True,
         blank=True,
@@ -158,3 +164,8 @@ class Step(models.Model):
         if self.started and self.finished:
             return (self.finished - self.started).total_seconds()
         return None
+
+
+def object_key(row: models.Model) -> str:
+    """The key an object is marked by and known by in health ("target:12")."""
+    return f"{row._meta.model_name}:{row.pk}"

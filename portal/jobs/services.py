@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import redis
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from portal.jobs.choices import JobState, StepState
-from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError
+from portal.jobs.choices import JobState, Mark, StepState
+from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError, object_key
 from portal.jobs.registry import job_kind
 from portal.jobs.tasks import run_job_task
 
@@ -34,6 +35,14 @@ class RetryRefused(Exception):
     """A retry would run a step that is not idempotent again without anyone checking first."""
 
 
+_MARK_KEY_RE = re.compile(r"^[a-z_]+:[0-9]+$")
+
+
+def marks_for(how: str, *rows) -> dict[str, str]:
+    """``Job.marks`` for these inventory rows: each acted on ``how`` (a ``Mark``)."""
+    return {object_key(row): Mark(how).value for row in rows}
+
+
 @transaction.atomic
 def create_job(
     kind: str,
@@ -42,10 +51,20 @@ def create_job(
     params: dict | None = None,
     pairs: Iterable = (),
     user=None,
+    marks: Mapping[str, str] | None = None,
 ) -> Job:
-    """A pending job of a registered kind, with one step row per step of the kind."""
+    """A pending job of a registered kind, with one step row per step of the kind.
+
+    ``marks``: the objects it moves, stops or builds, which health shows
+    "moving (job N)" or "being built (job N)" instead of alarming while it runs (``marks_for``)."""
     spec = job_kind(kind)
-    job = Job.objects.create(kind=kind, title=title, params=params or {}, created_by=user)
+    marks = dict(marks or {})
+    for key, how in marks.items():
+        if not _MARK_KEY_RE.match(key) or how not in Mark.values:
+            raise ValueError(f"marks: {key!r}: {how!r} is not an object key and a mark")
+    job = Job.objects.create(
+        kind=kind, title=title, params=params or {}, created_by=user, marks=marks
+    )
     job.pairs.set(list(pairs))
     Step.objects.bulk_create(
         Step(
@@ -58,6 +77,20 @@ def create_job(
         for position, step in enumerate(spec.steps, start=1)
     )
     return job
+
+
+def marking_jobs(grace_seconds: float) -> list[Job]:
+    """The jobs whose marks hold now, newest first: pending or running, or finished less than
+    ``grace_seconds`` ago (the sensors have not yet reported what it left)."""
+    since = timezone.now() - timedelta(seconds=grace_seconds)
+    return list(
+        Job.objects.exclude(marks={})
+        .filter(
+            models.Q(state__in=[JobState.PENDING, JobState.RUNNING]) | models.Q(finished__gte=since)
+        )
+        .only("pk", "title", "marks")
+        .order_by("-created", "-pk")
+    )
 
 
 def enqueue(job: Job) -> None:

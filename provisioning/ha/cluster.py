@@ -10,6 +10,7 @@ The recipe is DESIGN.md §2 "The Pacemaker recipe for a Lustre server pair".
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -245,6 +246,33 @@ def _fence_devices(
         ops=monitor,
     )
     return ipmi, pdu
+
+
+def status_argv(device: Primitive) -> list[str]:
+    """The fence agent's own ``status`` of a device, with the device's parameters as the
+    agent's options (``password_script`` -> ``--password-script=...``): each option and its
+    value are one argument, so no value can be read as an option. Pacemaker's own parameters
+    (``pcmk_*``) are not the agent's."""
+    options = [
+        f"--{name.replace('_', '-')}={value}"
+        for name, value in device.params
+        if not name.startswith("pcmk_")
+    ]
+    return [device.agent, *options, "--action=status"]
+
+
+def pdu_status_commands(plan: PairPlan, fence_credentials: Any = None) -> dict[str, str]:
+    """Hostname -> the shell words that read its PDU outlet with the same agent, user and
+    secret scripts as the pair's fence device: what its partner's sensor polls each round
+    (sensors.redundancy, ``[partner] pdu_command``)."""
+    credentials = FenceCredentials.from_option(fence_credentials)
+    commands = {}
+    for server in plan.servers:
+        if problem := names.pdu_outlet_problem(server.pdu_outlet):
+            raise HAConfigError(f"{server.hostname}.pdu_outlet", problem)
+        _, pdu = _fence_devices(server, credentials, None)
+        commands[server.hostname] = shlex.join(status_argv(pdu))
+    return commands
 
 
 def _target_resource(target: Target) -> Primitive:

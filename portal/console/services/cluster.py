@@ -45,10 +45,10 @@ from portal.health.services import facts as health_facts
 from portal.inventory.choices import TargetState
 from portal.inventory.models import Server, ServerPair, Target
 from portal.inventory.services import record_observations
-from portal.jobs.choices import JobState
+from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
-from portal.jobs.services import create_job, enqueue
+from portal.jobs.services import create_job, enqueue, marks_for
 from provisioning.ha.cluster import LNET_ATTRIBUTE, LUSTRE_ATTRIBUTE
 from provisioning.ha.operator import (
     Action,
@@ -356,8 +356,15 @@ def start(
         "expect": worked_out.expect,
     }
     with transaction.atomic():
+        # Both servers (one gives its targets, the other takes them) and the targets it moves.
+        moved = Target.objects.filter(primary_server__pair=pair, label__in=list(worked_out.expect))
         job = create_job(
-            KINDS[act], proposal.title, params=params, pairs=[pair], user=_user(author)
+            KINDS[act],
+            proposal.title,
+            params=params,
+            pairs=[pair],
+            user=_user(author),
+            marks=marks_for(Mark.MOVES, *pair.servers.all(), *moved),
         )
         audit(author, act, kind, _name(subject), proposal, job=job, details=params)
         enqueue(job)

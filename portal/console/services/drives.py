@@ -31,12 +31,12 @@ from portal.console.services import (
     run_on_pair,
 )
 from portal.inventory.choices import DriveState
-from portal.inventory.models import Drive, StorageArray
+from portal.inventory.models import Drive, StorageArray, Target
 from portal.inventory.services import record_observations
-from portal.jobs.choices import JobState
+from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
-from portal.jobs.services import create_job, enqueue
+from portal.jobs.services import create_job, enqueue, marks_for
 
 ADDRESS_RE = re.compile(r"^([0-9]{1,2}),([0-9]{1,2}),([0-9]{1,3})$")
 _STATUS_RE = re.compile(r"^\s*Status:\s*(\S+)", re.MULTILINE)
@@ -173,11 +173,14 @@ def start_replacement(drive: Drive, author: Author, *, confirmed: bool) -> Job:
     if not confirmed:
         raise ConfirmationNeeded(proposal)
     with transaction.atomic():
+        # The array and the target on the group rebuild: degraded until it is optimal.
+        on_group = Target.objects.filter(volume_group_id=drive.volume_group_id)
         job = create_job(
             KIND_DRIVE_REPLACE,
             proposal.title,
             params={"replacement": replacement.pk},
             user=_user(author),
+            marks=marks_for(Mark.MOVES, array, *on_group),
         )
         DriveReplacement.objects.filter(pk=replacement.pk).update(job=job, message="")
         audit(

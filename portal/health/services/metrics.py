@@ -124,6 +124,8 @@ class Metrics:
     multipath_faults: dict[str, list[dict]] = field(default_factory=dict)  # server -> devices
     power: dict[str, dict] = field(default_factory=dict)  # polled server -> newest answer
     power_ok: dict[str, dict] = field(default_factory=dict)  # polled server -> newest "answered"
+    pdu: dict[str, dict] = field(default_factory=dict)  # polled server -> its outlet's newest
+    pdu_ok: dict[str, dict] = field(default_factory=dict)
 
 
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
@@ -144,8 +146,13 @@ def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
             # Only the maps of the server's newest round: a repaired path is not reported.
             if point["time"] >= rounds.get(server, 0):
                 metrics.multipath_faults.setdefault(server, []).append(point)
-    for name, found in (("bmc_power", metrics.power), ("bmc_power_ok", metrics.power_ok)):
-        for point in answers[name]:
+    for name, found in (
+        ("bmc_power", metrics.power),
+        ("bmc_power_ok", metrics.power_ok),
+        ("pdu_power", metrics.pdu),
+        ("pdu_power_ok", metrics.pdu_ok),
+    ):
+        for point in answers.get(name, ()):
             newest = found.get(point["server"])
             if newest is None or point["time"] > newest["time"]:
                 found[point["server"]] = point

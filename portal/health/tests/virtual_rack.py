@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 from provisioning.ha import build_cib
+from provisioning.ha.cluster import pdu_status_commands
+from provisioning.ha.plan import read_plan
 from provisioning.planner import make_plan
 from sensors.agent import Agent
 from sensors.collect import Collector
@@ -129,6 +131,7 @@ class VirtualRack:
         log.close()
         for plan in self.plans:
             arrays = [array["name"] for array in plan["arrays"]]
+            pdu_status = pdu_status_commands(read_plan(plan))
             for server in plan["servers"]:
                 host = server["hostname"]
                 bin_dir = self.root / "hosts" / host / "bin"
@@ -157,6 +160,7 @@ class VirtualRack:
                         f"-U ostara-fence -f /etc/ostara/fence/bmc-{partner['hostname']} "
                         "chassis power status"
                     ),
+                    partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
                 )
                 collector = Collector(config)
                 agent = VirtualServerAgent(config, collector, self.root)
