@@ -30,24 +30,58 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
             ORANGE,
             f"its state is unknown: last reported {duration(now - array.last_seen)} ago",
         )
+    # The redundant parts it lost, and the parts whose failure explains its groups' state
+    # (structured flags for the alerts: a failed part mutes its targets' symptoms).
+    redundancy: list[str] = []
+    failed_parts: list[str] = []
     failed = sorted(name for name, state in array.controllers.items() if state != "optimal")
     working = sorted(name for name, state in array.controllers.items() if state == "optimal")
+    failed_parts += [f"controller {name}" for name in failed]
     if failed and working:
-        node.raise_to(
-            ORANGE,
+        sentence = (
             f"controller {', '.join(failed)} has failed "
             f"({', '.join(array.controllers[c] for c in failed)}): "
-            f"controller {', '.join(working)} serves every volume",
+            f"controller {', '.join(working)} serves every volume"
         )
+        node.raise_to(ORANGE, sentence)
+        redundancy.append(sentence)
     elif failed:
         node.raise_to(RED, "no RAID controller is working: every volume is offline")
+    for drawer, count in failed_drawers(array).items():
+        sentence = (
+            f"{drawer} has failed: its {count} drives are missing; every volume group with "
+            "a drive there is degraded"
+        )
+        node.raise_to(ORANGE, sentence)
+        redundancy.append(sentence)
+        failed_parts.append(drawer)
     for group in array.volume_groups:
         level, sentence = group_level(group)
         if level != "optimal":
             node.raise_to(VOLUME_GROUP_LEVELS.get(level, ORANGE), sentence)
     for spare in array.lost_spares:
-        node.raise_to(ORANGE, f"hot spare {spare.location} is {spare.state}")
+        sentence = f"hot spare {spare.location} is {spare.state}"
+        node.raise_to(ORANGE, sentence)
+        redundancy.append(sentence)
+    if redundancy:
+        node.summary["redundancy"] = redundancy
+    if failed_parts:
+        node.summary["failed_parts"] = failed_parts
     return node
+
+
+def failed_drawers(array: ArrayFacts) -> dict[str, int]:
+    """ "drawer 3 of ssu01-b-e1" -> its missing drives, for each drawer with two or more
+    drives missing (the array lost the drawer; one missing drive is a drive pulled)."""
+    missing: dict[str, int] = {}
+    lost = [d for g in array.volume_groups for d in g.lost_drives] + array.lost_spares
+    for drive in lost:
+        enclosure, _, rest = drive.location.partition(" drawer ")
+        number = rest.split(" ", 1)[0]
+        if drive.state.lower() == "missing" and rest:
+            key = f"drawer {number} of {enclosure}"
+            missing[key] = missing.get(key, 0) + 1
+    return {drawer: count for drawer, count in sorted(missing.items()) if count >= 2}
 
 
 def group_level(group: VolumeGroupFacts) -> tuple[str, str]:

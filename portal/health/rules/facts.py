@@ -161,6 +161,11 @@ class ServerFacts:
     power_answered: bool | None = None
     power_on: bool | None = None
     power_polled_by: str | None = None
+    # The second fencing level: its PDU outlet ("pdu1 outlet 3") as the fence agent's status
+    # answers the partner's poll; None: not polled.
+    pdu: str = ""
+    pdu_answered: bool | None = None
+    pdu_polled_by: str | None = None
     # An operator's open maintenance window (the console): "until 2026-11-23 16:00: reason".
     maintenance: str | None = None
     key: str = ""
@@ -204,8 +209,20 @@ class FilesystemFacts:
     key: str = ""
 
 
+@dataclass(frozen=True)
+class Mark:
+    """A job acting on an object (``Job.marks``): it moves, stops or starts it, or builds it."""
+
+    job: int
+    title: str
+    builds: bool = False
+
+
 @dataclass
 class RackFacts:
     now: float
     thresholds: Thresholds
     filesystems: list[FilesystemFacts] = field(default_factory=list)
+    # Object key ("server:3"; a pair's key marks its servers, arrays and targets) -> the job
+    # that acts on it now or did lately.
+    marks: dict[str, Mark] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from portal.health.rules.nodes import (
     ORANGE,
     RED,
     Node,
+    apply_mark,
     it_them,
     limit_reasons,
     name_list,
@@ -91,9 +92,14 @@ def _unit(unit: UnitFacts, facts: RackFacts) -> Node:
     server_nodes = [
         server_node(server, unit, servers, in_service, now, limits) for server in servers.values()
     ]
-    pair = _pair(unit.pair, server_nodes)
     arrays = [array_node(array, in_service, now, limits) for array in unit.arrays]
     targets = [target_node(target, servers, now, limits) for target in unit.targets]
+    # What a job moves or builds shows the job, before the pair and the SSU take the colours.
+    for child in (*server_nodes, *arrays, *targets):
+        mark = facts.marks.get(child.key) or facts.marks.get(unit.pair.key)
+        if mark is not None:
+            apply_mark(child, mark)
+    pair = _pair(unit.pair, server_nodes)
     if unit.kind == "pair":
         pair.children += arrays + targets
         take_children(pair, skip={id(child) for child in server_nodes})
@@ -108,10 +114,12 @@ def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
     node = Node("pair", pair.name, children=list(server_nodes), key=pair.key)
     statuses = [child.status for child in server_nodes]
     serving = [child for child in server_nodes if child.status in (GREEN, ORANGE)]
+    # A server its partner cannot fence makes the pair red: it could not fail over.
+    unfenceable = [child for child in server_nodes if _unfenceable(child)]
     for child in server_nodes:
         if child.status == GREY:
             continue
-        if child.status == RED and serving:
+        if child.status == RED and serving and child not in unfenceable:
             others = ", ".join(other.name for other in serving)
             node.raise_to(ORANGE, f"{child.name} is not serving; {others} carries the pair")
             node.reasons += [f"{child.name}: {reason}" for reason in child.reasons]
@@ -119,8 +127,16 @@ def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
             node.raise_to(child.status)
             node.reasons += [f"{child.name}: {reason}" for reason in child.reasons]
     if server_nodes and all(status == RED for status in statuses):
-        node.raise_to(RED, "no server of the pair is working")
+        if any(not child.summary.get("down") for child in unfenceable):
+            node.raise_to(RED)  # they serve, but neither can be fenced: their reasons say so
+        else:
+            node.raise_to(RED, "no server of the pair is working")
     if all(status == GREY for status in statuses):
         node.status = GREY
     node.reasons = limit_reasons(node.reasons)
     return node
+
+
+def _unfenceable(server: Node) -> bool:
+    levels = server.summary.get("fencing_levels") or {}
+    return bool(levels) and all(level is False for level in levels.values())

@@ -52,6 +52,22 @@ class Node:
             yield from child.walk(self)
 
 
+def apply_mark(node: Node, mark) -> None:
+    """A job acts on the object (``facts.Mark``): being built is grey, whatever it reports
+    yet; moving is at most orange with the job first among its reasons. Either is no alarm:
+    the structured flags tell the alerts so."""
+    flag = {"job": mark.job, "title": mark.title}
+    if mark.builds:
+        node.status = GREY
+        node.reasons.insert(0, f"being built (job {mark.job}): {mark.title}")
+        node.summary["building"] = flag
+        return
+    if node.status == RED:
+        node.status = ORANGE
+    node.reasons.insert(0, f"moving (job {mark.job}): {mark.title}")
+    node.summary["moving"] = flag
+
+
 def worst(statuses) -> str:
     return max(statuses, key=SEVERITY.__getitem__, default=GREEN)
 

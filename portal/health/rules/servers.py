@@ -61,15 +61,28 @@ def server_node(
             f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
             "with the chassis off",
         )
+    # The fencing levels as the partner's polls found them (None: not polled).
+    node.summary["fencing_levels"] = {"bmc": server.power_answered, "pdu": server.pdu_answered}
+    redundancy: list[str] = []  # the redundant parts it lost, in its reasons' words
     own = [t for t in unit.targets if t.primary == server.hostname and t.in_service]
     moved = [t for t in own if t.served_by and t.served_by != server.hostname]
+    if moved:
+        node.summary["failed_over"] = True  # the cause of its targets' "on partner"
     if server.maintenance:
         # Taken out on purpose: its targets on the partner are the plan, not a failure.
         away = f"; {len(moved)} of its {len(own)} targets run on its partner" if moved else ""
         node.raise_to(ORANGE, f"in maintenance {server.maintenance}{away}")
     elif moved:
         where = ", ".join(sorted({t.served_by for t in moved}))
-        if len(moved) == len(own):
+        if len(moved) == len(own) and not silent and _healthy(server):
+            # Repaired and waiting for the operator's decision: not an alarm any more.
+            node.summary["ready_for_failback"] = True
+            node.raise_to(
+                ORANGE,
+                f"ready for failback: all {len(own)} of its targets run on {where}; "
+                "fail back when you are ready",
+            )
+        elif len(moved) == len(own):
             # Every one of its targets left it: it crashed, was fenced, or lost its SAS or LNet
             # paths, and the pair has no spare server left until it is back.
             node.raise_to(
@@ -91,27 +104,22 @@ def server_node(
         for other in partners:
             if not _absent(other, now, limits) and other.partner_heard is False:
                 node.reasons.append(f"{other.hostname} has lost the heartbeat (corosync) to it")
-        for status, reason in _paths(server, partners, served, now, limits, last=True):
+        for status, reason, _ in _paths(server, partners, served, now, limits, last=True):
             node.raise_to(status, f"its last report: {reason}")
         return node
     if server.lustre_healthy is False:
         node.raise_to(RED, "Lustre's health_check reports NOT HEALTHY")
-    for status, reason in _paths(server, partners, served, now, limits):
+    for status, reason, redundant in _paths(server, partners, served, now, limits):
         node.raise_to(status, reason)
+        if redundant:
+            redundancy.append(reason)
     stale_bmc = len(node.reasons)
     _bmc(node, server, now, limits)
-    if server.power_answered is False and not any(
-        "only the PDU" in reason for reason in node.reasons[stale_bmc:]
-    ):
-        node.raise_to(
-            ORANGE,
-            f"its BMC does not answer {server.power_polled_by} over the management network: "
-            + (
-                "with the heartbeat down too, it cannot be fenced"
-                if server.heartbeat_up is False
-                else "only the PDU can fence it"
-            ),
-        )
+    lost_bmc = [reason for reason in node.reasons[stale_bmc:] if "only the PDU" in reason]
+    redundancy += lost_bmc
+    redundancy += _fencing(node, server, bmc_said=bool(lost_bmc))
+    if redundancy:
+        node.summary["redundancy"] = redundancy
     if server.cpu_idle_percent is not None:
         node.summary["cpu_idle_percent"] = round(server.cpu_idle_percent, 1)
         threshold_low(
@@ -135,7 +143,50 @@ def server_node(
                 f"({level} below {limit:g} %)"
             ),
         )
+    if node.status == RED:
+        node.summary.pop("ready_for_failback", None)  # a fault of its own came up meanwhile
     return node
+
+
+def _healthy(server: ServerFacts) -> bool:
+    """Fit to take its targets back: powered on, LNet up, every SAS path, its cluster running
+    and Lustre healthy, as its own tools report them (unknown counts as fit)."""
+    return (
+        server.power_on is not False
+        and server.lnet_up is not False
+        and all(server.sas_paths.values())
+        and server.cluster_running is not False
+        and server.lustre_healthy is not False
+    )
+
+
+def _fencing(node: Node, server: ServerFacts, bmc_said: bool) -> list[str]:
+    """The fencing levels (BMC, then PDU) its partner could not reach: one lost is orange,
+    every one lost red (a fault of it would leave the pair stuck); returns the sentences."""
+    levels = node.summary["fencing_levels"]
+    bmc = f"its BMC does not answer {server.power_polled_by} over the management network"
+    pdu = f"PDU {server.pdu} does not answer {server.pdu_polled_by}'s fence_apc_snmp status"
+    if all(level is False for level in levels.values()):
+        reason = f"cannot be fenced: {bmc}, and {pdu}; a fault of it would leave the pair stuck"
+        node.raise_to(RED, reason)
+        return [reason]
+    lost = []
+    if levels["bmc"] is False and not bmc_said:
+        if levels["pdu"] is None:
+            # The PDU is not polled: a lost heartbeat says the private network is down too.
+            whole = (
+                "with the heartbeat down too, it cannot be fenced"
+                if server.heartbeat_up is False
+                else "only the PDU can fence it"
+            )
+            lost.append(f"{bmc}: {whole}")
+        else:
+            lost.append(f"fencing by BMC unavailable: {bmc}; only the PDU can fence it")
+    if levels["pdu"] is False:
+        lost.append(f"fencing by PDU unavailable: {pdu}; only its BMC can fence it")
+    for reason in lost:
+        node.raise_to(ORANGE, reason)
+    return lost
 
 
 def _silent(server: ServerFacts, now: float, limits: Thresholds) -> bool:
@@ -169,10 +220,10 @@ def _paths(
     now: float,
     limits: Thresholds,
     last: bool = False,
-) -> list[tuple[str, str]]:
-    """(colour, reason) for each redundant path the server's own tools report lost. ``last``:
-    a silent or powered-off server's last report, in which corosync not answering says only
-    that the server went down."""
+) -> list[tuple[str, str, bool]]:
+    """(colour, reason, a redundant part lost) for each path the server's own tools report
+    lost. ``last``: a silent or powered-off server's last report, in which corosync not
+    answering says only that the server went down."""
     found = []
     if server.lnet_up is False:
         unreachable = [
@@ -183,20 +234,26 @@ def _paths(
         reason = "its LNet (public network) link is down (lnetctl net show)"
         if unreachable:
             reason += f"; {', '.join(unreachable)} cannot lnetctl ping it"
-        found.append((RED if served else ORANGE, reason))
+        found.append((RED if served else ORANGE, reason, False))
     if server.cluster_running is False and not last:
-        found.append((ORANGE, "its cluster stack (corosync) does not answer: it cannot fail over"))
+        found.append(
+            (ORANGE, "its cluster stack (corosync) does not answer: it cannot fail over", False)
+        )
     elif server.heartbeat_up is False and all(not _absent(p, now, limits) for p in partners):
         # With the partner down the lost ring is the partner's absence, said on the partner.
         names = ", ".join(p.hostname for p in partners) or "its partner"
         found.append(
-            (ORANGE, f"its heartbeat (corosync ring) to {names} is down: the pair cannot agree")
+            (
+                ORANGE,
+                f"its heartbeat (corosync ring) to {names} is down: the pair cannot agree",
+                True,
+            )
         )
     found += _sas_paths(server)
     return found
 
 
-def _sas_paths(server: ServerFacts) -> list[tuple[str, str]]:
+def _sas_paths(server: ServerFacts) -> list[tuple[str, str, bool]]:
     by_array: dict[str, list[bool]] = {}
     for path, up in sorted(server.sas_paths.items()):
         by_array.setdefault(path.split("/")[0], []).append(up)
@@ -211,6 +268,7 @@ def _sas_paths(server: ServerFacts) -> list[tuple[str, str]]:
                     RED,
                     f"every SAS path to {array} is down (multipath): its targets fail over "
                     "after the multipath timeout",
+                    False,
                 )
             )
         else:
@@ -219,6 +277,7 @@ def _sas_paths(server: ServerFacts) -> list[tuple[str, str]]:
                     ORANGE,
                     f"{down} of its {len(paths)} SAS paths to {array} down (multipath): "
                     "multipath carries on over the other",
+                    True,
                 )
             )
     return found

@@ -57,6 +57,8 @@ def target_node(
         if level != "optimal":
             node.summary["volume_group"] = level  # a structured flag for the alerts
             node.raise_to(VOLUME_GROUP_LEVELS[level], sentence)
+            if level in ("degraded", "critical"):
+                node.summary["redundancy"] = [sentence]  # it serves, with less to lose
     fill = target.fill_percent
     if fill is not None:
         node.summary["fill_percent"] = round(fill, 1)

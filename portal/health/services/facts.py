@@ -30,6 +30,8 @@ from portal.inventory.models import (
     VolumeGroup,
 )
 from portal.inventory.services import DriveMap, record_observations
+from portal.jobs.choices import Mark
+from portal.jobs.services import marking_jobs
 from sensors import schema
 
 # Targets that are not expected to be mounted yet.
@@ -85,7 +87,10 @@ def gather_facts(
     # Only the fields the rules use: a pair's plan and a server's NIDs are large JSON.
     pairs = list(
         ServerPair.objects.only("id", "name", "kind", "filesystem_id").prefetch_related(
-            Prefetch("servers", queryset=Server.objects.only("id", "hostname", "role", "pair_id"))
+            Prefetch(
+                "servers",
+                queryset=Server.objects.only("id", "hostname", "role", "pair_id", "pdu_outlet"),
+            )
         )
     )
     ssus = {
@@ -138,6 +143,8 @@ def gather_facts(
             servers, sorted(pair.servers.all(), key=lambda s: s.hostname), strict=True
         ):
             server.key = object_key(row)
+            pdu, _, outlet = row.pdu_outlet.rpartition(":")
+            server.pdu = f"{pdu} outlet {outlet}" if pdu else row.pdu_outlet
             window = windows.get(row.pk)
             if window is not None:
                 ends = timezone.localtime(window.ends)
@@ -176,7 +183,18 @@ def gather_facts(
         )
         filesystems[pair.filesystem_id].units.append(unit)
     facts.filesystems = sorted(filesystems.values(), key=lambda fs: fs.name)
+    facts.marks = job_marks(thresholds.sensor_silence_seconds)
     return facts
+
+
+def job_marks(silence_seconds: float) -> dict[str, rules.Mark]:
+    """The objects jobs act on now, or did until lately: for two sensor-silence periods after
+    a job ends, until every sensor has reported what it left. The newest job's mark wins."""
+    found: dict[str, rules.Mark] = {}
+    for job in marking_jobs(2 * silence_seconds):
+        for key, how in job.marks.items():
+            found.setdefault(key, rules.Mark(job.pk, job.title, builds=how == Mark.BUILDS))
+    return found
 
 
 def object_key(row: models.Model) -> str:
@@ -338,16 +356,26 @@ def signal_facts(
     for array, total in totals.items():
         for number in range(1, total + 1):
             server.sas_paths[f"{array}/{number}"] = number > failed[array]
-    power = metrics.power.get(server.hostname)
-    answered = metrics.power_ok.get(server.hostname)
-    if power and not power.get("answered") and answered:
-        if power["time"] - answered["time"] <= silence_seconds * 1000:
-            power = answered  # it answered lately: a missed poll is not a dead BMC
+    power = _answer(metrics.power, metrics.power_ok, server.hostname, silence_seconds)
+    pdu = _answer(metrics.pdu, metrics.pdu_ok, server.hostname, silence_seconds)
+    if pdu:
+        server.pdu_answered = bool(pdu.get("answered"))
+        server.pdu_polled_by = pdu.get("polled_by")
     if power:
         server.power_answered = bool(power.get("answered"))
         server.power_polled_by = power.get("polled_by")
         if power.get("power_on") is not None:
             server.power_on = bool(power["power_on"])
+
+
+def _answer(polls: dict, answered: dict, host: str, silence_seconds: float) -> dict | None:
+    """The newest poll of a fencing level (BMC, PDU) of ``host``; one that went unanswered
+    counts only when no poll was answered lately: a missed poll is not a dead device."""
+    poll, good = polls.get(host), answered.get(host)
+    if poll and not poll.get("answered") and good:
+        if poll["time"] - good["time"] <= silence_seconds * 1000:
+            return good
+    return poll
 
 
 def _cpu_idle(older: dict, newer: dict) -> float | None:

@@ -418,17 +418,30 @@ def test_a_parent_repeats_its_childrens_reasons_with_their_names_and_counts_the_
     assert len(ssu.reasons) == rules.PARENT_REASONS + 1
 
 
-def test_a_fenced_server_back_up_but_serving_none_of_its_targets_stays_red_until_failback():
+def test_a_fenced_server_back_up_and_healthy_is_orange_ready_for_failback():
     rack = make_rack()
     for t in unit(rack).targets:
         t.served_by = "oss02"
     found = nodes(rack)
-    assert found[("server", "oss01")].status == RED
+    assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons == [
+        "ready for failback: all 2 of its targets run on oss02; fail back when you are ready"
+    ]
+    assert found[("server", "oss01")].summary["ready_for_failback"] is True
+    assert found[("server", "oss01")].summary["failed_over"] is True
+    assert "failed_over" not in found[("server", "oss02")].summary
+    assert found[("ssu", "ssu01")].status == ORANGE
+    # Not healthy yet (Lustre's health_check fails): red, it is the cause, not a decision.
+    server(rack, "oss01").lustre_healthy = False
+    found = nodes(rack)
+    assert found[("server", "oss01")].status == RED
+    assert (
         "all 2 of its targets run on oss02: it was fenced or lost its service; "
         "fail back once the cause is fixed"
-    ]
-    assert found[("ssu", "ssu01")].status == ORANGE
+    ) in found[("server", "oss01")].reasons
+    assert "ready_for_failback" not in found[("server", "oss01")].summary
+    assert found[("server", "oss01")].summary["failed_over"] is True
+    server(rack, "oss01").lustre_healthy = None
     # The operator fails one target back: the server works again, with less margin.
     target(rack, "scratch-OST0000").served_by = "oss01"
     found = nodes(rack)
