@@ -71,3 +71,15 @@ def test_one_missed_poll_is_not_a_dead_bmc_but_a_silence_is():
     long_ago = dict(answered, time=80_000)  # 25 s before the missed poll, silence is 10 s
     server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": long_ago}))
     assert server.power_answered is False
+
+
+def test_the_pdu_outlets_poll_is_the_second_fencing_level_missed_once_or_lost():
+    answered = {"answered": 1, "power_on": 1, "polled_by": "oss02", "time": 100_000}
+    missed = {"answered": 0, "polled_by": "oss02", "time": 105_000}
+    server = facts(Metrics(pdu={"oss01": answered}, pdu_ok={"oss01": answered}))
+    assert (server.pdu_answered, server.pdu_polled_by) == (True, "oss02")
+    assert facts(Metrics(pdu={"oss01": missed}, pdu_ok={"oss01": answered})).pdu_answered
+    lost = facts(Metrics(pdu={"oss01": missed}, pdu_ok={"oss01": dict(answered, time=80_000)}))
+    assert lost.pdu_answered is False
+    assert facts(Metrics(pdu={"oss01": missed})).pdu_answered is False
+    assert facts(Metrics()).pdu_answered is None  # not polled: not a level lost

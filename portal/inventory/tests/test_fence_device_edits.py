@@ -6,6 +6,7 @@ nothing."""
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -16,6 +17,7 @@ from portal.inventory.provisioning import (
     FENCING_KIND,
     KIND,
     ProvisioningContext,
+    building,
     playbook_variables,
 )
 from portal.inventory.services import ansible_inventory, save_plans
@@ -97,6 +99,33 @@ def test_a_change_to_a_built_pair_starts_the_job_that_pushes_its_fencing(client,
     assert _fence_address(cib, "oss02") == "10.20.0.98"
     device = ET.fromstring(cib).find(".//primitive[@id='fence-oss02-pdu']")
     assert device.find("instance_attributes/nvpair[@name='plug']").get("value") == "9"
+    # oss01's sensor polls the new outlet with the device's own agent, user and secret script.
+    status = ProvisioningContext.for_job(job).variables["ostara_pdu_status"]["oss02"]
+    assert shlex.split(status) == [
+        "fence_apc_snmp",
+        "--ip=pdu1",
+        "--plug=9",
+        "--snmp-version=3",
+        "--snmp-sec-level=authPriv",
+        "--snmp-auth-prot=SHA",
+        "--snmp-priv-prot=AES",
+        "--username=ostara-fence",
+        "--password-script=/usr/libexec/ostara/fence-secret pdu-pdu1-auth",
+        "--snmp-priv-passwd-script=/usr/libexec/ostara/fence-secret pdu-pdu1-priv",
+        "--action=status",
+    ]
+    # It pushes the pair's configuration and restarts its sensors: the pair is marked moving.
+    ssu = job.pairs.get()
+    assert job.marks == {f"serverpair:{ssu.pk}": "moves"}
+    # Provisioned again, a built pair is moved; a pair never built is being built (grey).
+    mds = ServerPair.objects.get(name="mds01")
+    Job.objects.filter(pk=built.pk).update(state=JobState.FAILED)
+    assert building([ssu, mds]) == {
+        f"serverpair:{ssu.pk}": "builds",
+        f"serverpair:{mds.pk}": "builds",
+    }
+    Job.objects.filter(pk=built.pk).update(state=JobState.SUCCEEDED)
+    assert building([ssu]) == {f"serverpair:{ssu.pk}": "moves"}
 
 
 def test_every_inventory_page_of_the_admin_is_shown_and_only_fence_devices_change(client, built):
