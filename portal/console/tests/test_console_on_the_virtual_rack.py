@@ -78,7 +78,7 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
 
     # Repaired: it rejoins, its targets stay on the partner until an operator fails it back.
     rack.clear_all()
-    wait_for(client, {("server", "oss01"): ("red", "all 12 of its targets run on oss02")}, WITHIN)
+    wait_for(client, {("server", "oss01"): ("orange", "ready for failback: all 12 of its")}, WITHIN)
     rack.wait_rounds(2)  # its sensor, stopped with it, reports again
     assert not home(rack)
     with pytest.raises(ConfirmationNeeded) as needed:
@@ -107,7 +107,7 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
         cluster.start(Act.FAILBACK, oss01, operator, confirmed=False)
     assert any("LNet" in reason for reason in refused.value.reasons), refused.value.reasons
     rack.clear_all()
-    wait_for(client, {("server", "oss01"): ("red", "all 12 of its targets run on oss02")}, WITHIN)
+    wait_for(client, {("server", "oss01"): ("orange", "ready for failback: all 12 of its")}, WITHIN)
     rack.wait_rounds(2)  # its sensor, stopped with it, reports again
     assert run(cluster.start(Act.FAILBACK, oss01, operator, confirmed=True)).state == "succeeded"
 

@@ -1,9 +1,10 @@
-"""The twelve rows of the failure matrix (DESIGN.md §2), and a hot CPU and a hot room, injected
+"""The rows of the failure matrix (DESIGN.md §2), and a hot CPU and a hot room, injected
 one at a time with the simulator on one clustered virtual rack whose servers run the product's
 sensor agent: each gives the matrix's colours through GET /api/v1/health/, with reasons that
 name the cause as the servers' own tools report it (corosync's heartbeat, LNet, the multipath
-SAS paths, the BMC's chassis power and temperatures, drives, controllers), and each clears back
-to green, after the operator's failback where Pacemaker moved targets."""
+SAS paths, the BMC's chassis power and temperatures, the PDU fence agent's status, drives,
+controllers), and each clears back to green, after the operator's failback where Pacemaker
+moved targets."""
 
 from __future__ import annotations
 
@@ -59,13 +60,27 @@ ROWS = [
         "private-switch-down",
         {"pair": "ssu01"},
         {
-            ("server", "oss01"): ("orange", "heartbeat (corosync ring) to oss02 is down"),
-            ("server", "oss02"): ("orange", "with the heartbeat down too, it cannot be fenced"),
+            # Neither its BMC nor its PDU answers the partner: neither server can be fenced.
+            ("server", "oss01"): ("red", "cannot be fenced: its BMC does not answer oss02"),
+            ("server", "oss02"): ("red", "and PDU pdu2 outlet 3 does not answer oss01's"),
             ("target", "scratch-OST0000"): "green",
         },
         False,
     ),
     ("bmc-down", {"server": "oss02"}, {("server", "oss02"): ("orange", "only the PDU")}, False),
+    (
+        "pdu-down",
+        {"server": "oss01"},
+        {
+            ("server", "oss01"): (
+                "orange",
+                "fencing by PDU unavailable: PDU pdu1 outlet 3 does not answer oss02's "
+                "fence_apc_snmp status",
+            ),
+            ("target", "scratch-OST0000"): "green",
+        },
+        False,
+    ),
     (
         "sas-link-down",
         {"server": "oss01", "links": 1},
