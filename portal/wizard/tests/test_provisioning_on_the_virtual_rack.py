@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import xml.etree.ElementTree as ET
 
@@ -92,6 +93,11 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     assert helper.stdout == TEMPLATE_PASSWORD + "\n", helper.stderr
     cib = on_host(virtual_rack, "oss01", "cibadmin", "--query").stdout
     assert TEMPLATE_PASSWORD not in cib and 'id="scratch-OST0017"' in cib
+    # oss01's sensor polls oss02's PDU outlet with the CIB device's own agent and options.
+    pdu_status = _pdu_command(virtual_rack, "oss01")
+    assert "fence_apc_snmp --ip=pdu2 --plug=3 " in pdu_status
+    answer = subprocess.run(shlex.split(pdu_status), capture_output=True, text=True)
+    assert (answer.returncode, answer.stdout) == (0, "Status: ON\n"), answer.stderr
 
     # Running the finished job again changes nothing on the hosts.
     retry(job)
@@ -114,6 +120,7 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     cib = ET.fromstring(on_host(virtual_rack, "oss01", "cibadmin", "--query").stdout)
     plug = cib.find(".//primitive[@id='fence-oss02-pdu']/instance_attributes/nvpair[@name='plug']")
     assert plug.get("value") == "20"
+    assert "--ip=pdu2 --plug=20 " in _pdu_command(virtual_rack, "oss01")
 
     # An OSS crashes: its partner fences it and mounts all of its OSTs.
     simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss01")
@@ -123,6 +130,15 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     for index in range(24):
         assert f"/mnt/lustre/scratch-OST{index:04x} type lustre" in oss02_mounts
     assert _was_fenced(rack, "oss01"), status[:2000]
+
+
+def _pdu_command(rack, host: str) -> str:
+    config = (rack / "hosts" / host / "etc" / "ostara" / "sensor.conf").read_text()
+    return next(
+        line.split("=", 1)[1].strip()
+        for line in config.splitlines()
+        if line.startswith("pdu_command")
+    )
 
 
 def _was_fenced(rack: dict, host: str) -> bool:
