@@ -16,7 +16,11 @@ class HealthNodeSerializer(serializers.Serializer):
     reasons = serializers.ListField(child=serializers.CharField())
     summary = serializers.DictField(
         help_text="numbers shown beside the colour (fill, server), and the flags on_partner "
-        "(a target served by its failover server) and silent (a server's sensor)"
+        "(a target served by its failover server), silent (a server's sensor), failed_over "
+        "and ready_for_failback (a server whose targets run on its partner), fencing_levels "
+        '({"bmc": true/false/null, "pdu": ...}), redundancy (the redundant parts it lost), '
+        "failed_parts (an array's failed drawers and controllers), moving and building "
+        '({"job", "title"}: a job acts on it)'
     )
     since = serializers.DateTimeField(help_text="when it took this colour")
     children = serializers.ListField(child=serializers.DictField(), help_text="nodes like this")
