@@ -10,7 +10,7 @@ from portal.console.choices import KIND_FAILBACK, Act, ObjectKind, ReplacementSt
 from portal.console.models import AuditEntry, DriveReplacement, ImmutableError
 from portal.console.services import Author, ConsoleError, drives
 from portal.inventory.choices import DriveState
-from portal.inventory.models import Drive
+from portal.inventory.models import Drive, Target
 from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.services import create_job
@@ -178,3 +178,25 @@ def test_a_drive_replacement_offers_one_step_at_a_time_and_starts_anew_once_stop
     with django_capture_on_commit_callbacks():
         drives.start_locate(drive, operator, confirmed=True)
     assert drives.open_replacement(drive).pk != replacement.pk
+
+
+def test_a_drive_replacement_job_marks_its_array_and_the_target_that_rebuilds(
+    world, rack_inventory, django_capture_on_commit_callbacks
+):
+    drive = Drive.objects.filter(enclosure__array__name="ssu01-a", volume_group__isnull=False)[0]
+    Drive.objects.filter(pk=drive.pk).update(state=DriveState.FAILED)
+    drive.refresh_from_db()
+    operator = Author(world["operator"])
+    with django_capture_on_commit_callbacks():
+        locate = drives.start_locate(drive, operator, confirmed=True)
+    assert locate.marks == {}  # blinking a LED moves nothing
+    Job.objects.filter(pk=locate.pk).update(state=JobState.SUCCEEDED)
+    DriveReplacement.objects.filter(job=locate).update(state=ReplacementState.LOCATING)
+    with django_capture_on_commit_callbacks():
+        job = drives.start_replacement(drive, operator, confirmed=True)
+    (target,) = Target.objects.filter(volume_group=drive.volume_group)
+    # Health shows them "moving (job N)" while it reconstructs, not an alarm.
+    assert job.marks == {
+        f"storagearray:{drive.enclosure.array.pk}": "moves",
+        f"target:{target.pk}": "moves",
+    }
