@@ -19,6 +19,11 @@ from pathlib import Path
 import pytest
 
 from provisioning.ha import FenceCredentials, HAConfigError, build_cib, build_pcs_script
+from provisioning.ha.cluster import pdu_status_commands
+from provisioning.ha.plan import read_plan
+from sensors.redundancy import collect_partner_pdu
+from sensors.rounds import Round
+from sensors.tests.lp import parse_lines
 
 PLANS = Path(__file__).parent / "plans"
 SECRET_SCRIPT = Path(__file__).parents[1] / "ha" / "fence-secret"
@@ -245,3 +250,50 @@ def test_a_fence_user_that_ipmitool_would_read_as_an_option_is_refused(plan, fie
     with pytest.raises(HAConfigError) as refusal:
         build_cib(plan, {field: "-x"})
     assert f"fence_credentials.{field}" in str(refusal.value)
+
+
+@pytest.mark.parametrize(
+    ("outlet", "fields"),
+    [("1", {"answered": 1, "power_on": 1}), ("2", {"answered": 1, "power_on": 0})],
+)
+def test_the_sensors_pdu_poll_runs_the_real_agent_with_the_devices_options(
+    plan, secret_dir, tmp_path, monkeypatch, outlet, fields
+):
+    """The command a partner's sensor polls (``[partner] pdu_command``) is the real
+    fence_apc_snmp's CLI: its status exit codes become the second fencing level's point."""
+    commands = pdu_status_commands(
+        read_plan(plan), FenceCredentials(secret_script=str(SECRET_SCRIPT))
+    )
+    identity = ".1.3.6.1.2.1.1.2.0 .1.3.6.1.4.1.318.1.3.4.5"
+    tools = [
+        f"--{name}-path={fake_tool(tmp_path, name, answer)}"
+        for name, answer in (
+            ("snmpwalk", identity),
+            ("snmpget", f".1.3.6.1.4.1.318 {outlet}"),
+            ("snmpset", ""),
+        )
+    ]
+    monkeypatch.setenv("OSTARA_FENCE_SECRET_DIR", str(secret_dir))
+    rnd = Round(1000, {"server": "oss02"})
+    collect_partner_pdu(rnd, "oss01", f"{commands['oss01']} {' '.join(tools)}", 30)
+    assert rnd.errors == 0, rnd.lines
+    (point,) = parse_lines(rnd.lines)
+    assert (point.measurement, point.tags, point.fields) == (
+        "pdu_power",
+        {"server": "oss01", "polled_by": "oss02"},
+        fields,
+    )
+    query = (tmp_path / "snmpget.args").read_text().split()
+    assert query[query.index("-A") + 1] == PDU_AUTH and query[-2] == "pdu1:161"
+    # A PDU that does not answer: the level cannot fence.
+    fake_tool(tmp_path, "snmpget", "").write_text("#!/bin/sh\necho Timeout >&2\nexit 1\n")
+    rnd = Round(1000, {"server": "oss02"})
+    collect_partner_pdu(rnd, "oss01", f"{commands['oss01']} {' '.join(tools)}", 30)
+    assert parse_lines(rnd.lines)[0].fields == {"answered": 0}
+
+
+@pytest.mark.parametrize("outlet", ["-x:1", "pdu1:--plug", "pdu1:0"])
+def test_an_outlet_that_could_be_read_as_an_option_gets_no_poll_command(plan, outlet):
+    plan["servers"][0]["pdu_outlet"] = outlet
+    with pytest.raises(HAConfigError):
+        pdu_status_commands(read_plan(plan))
