@@ -387,7 +387,7 @@ def advance_groups(
         if kind == engine.FIRING:
             group = group_of(event)
         elif kind == engine.RESOLVED:
-            if event.group_id is None and event.pk not in {e.pk for e in linked}:
+            if event.group_id is None:  # resolved in the round that found it ungrouped
                 adopt(event)
             group = by_pk.get(event.group_id)
         else:
@@ -430,8 +430,6 @@ def advance_groups(
         note = grouping.advance(
             state, epoch, notes.get(key, ()), muted, timing, expecting=key in expected
         )
-        if group.acknowledged_at:
-            state.acknowledged = True  # as acknowledge_group stored it
         group.state = state.as_dict()
         if events:  # the worst of what fires now; of everything, once all resolved
             worst = min(firing or events.values(), key=lambda e: e.severity != Severity.CRITICAL)
