@@ -125,6 +125,8 @@ def test_a_server_down_with_its_targets_on_partner_is_one_mail_listing_them_mute
         f"[Ostara CRITICAL] ssu01: {len(moved) + 1} alerts resolved – "
     )
     assert "Lasted" in text_of(resolved) and "10 min 0 s" in text_of(resolved)
+    for target in moved:  # each object's page, once
+        assert text_of(resolved).count(f"{target.label}: http://") == 1
     assert Delivery.objects.count() == 2  # one address, two mails: nothing else was written
     (group,) = IncidentGroup.objects.all()
     assert group.status == GroupStatus.RESOLVED and group.events.count() == len(moved) + 1
