@@ -1,5 +1,6 @@
 """Admin pages of the alerts app: rules are edited here until the alert console exists; events,
-their transitions and the mail outbox are read-only (the engine and the outbox write them)."""
+their transitions and the mail outbox are read-only (the engine and the outbox write them).
+Incident groups and their mails are shown on the Alerts pages."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from portal.alerts.models import Delivery, Event, Rule, Transition
 
 @admin.register(Rule)
 class RuleAdmin(admin.ModelAdmin):
-    list_display = ("name", "severity", "condition", "enabled", "for_seconds", "repeat_seconds")
-    list_filter = ("severity", "condition", "enabled")
+    list_display = (
+        "name",
+        "severity",
+        "condition",
+        "enabled",
+        "for_seconds",
+        "repeat_seconds",
+        "group_by",
+    )
+    list_filter = ("severity", "condition", "enabled", "group_by")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -38,5 +47,13 @@ class TransitionAdmin(ReadOnlyAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnlyAdmin):
-    list_display = ("transition", "address", "status", "attempts", "next_attempt", "sent_at")
+    list_display = (
+        "group_mail",
+        "transition",
+        "address",
+        "status",
+        "attempts",
+        "next_attempt",
+        "sent_at",
+    )
     list_filter = ("status",)

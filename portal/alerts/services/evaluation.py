@@ -387,7 +387,7 @@ def advance_groups(
         if kind == engine.FIRING:
             group = group_of(event)
         elif kind == engine.RESOLVED:
-            if event.group_id is None and event.pk not in {e.pk for e in linked}:
+            if event.group_id is None:  # resolved in the round that found it ungrouped
                 adopt(event)
             group = by_pk.get(event.group_id)
         else:
@@ -430,11 +430,9 @@ def advance_groups(
         note = grouping.advance(
             state, epoch, notes.get(key, ()), muted, timing, expecting=key in expected
         )
-        if group.acknowledged_at:
-            state.acknowledged = True  # as acknowledge_group stored it
         group.state = state.as_dict()
-        if events:
-            worst = min(events.values(), key=lambda e: e.severity != Severity.CRITICAL)
+        if events:  # the worst of what fires now; of everything, once all resolved
+            worst = min(firing or events.values(), key=lambda e: e.severity != Severity.CRITICAL)
             group.severity = worst.severity
         if state.over:
             group.status, group.resolved = GroupStatus.RESOLVED, moment

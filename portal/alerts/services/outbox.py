@@ -175,6 +175,8 @@ def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
         "headline": _headline(group_mail, len(members), new),
         "count": f"{len(members)} alert{'s' if len(members) != 1 else ''}",
         "table": _text_table(members, resolved),
+        # each object's page once, however many of its alerts the mail lists
+        "links": dict((m["object"], m["link"]) for m in members if m["link"]),
         "muted": sum(1 for member in members if member["muted"]),
         "incident_link": portal + incident_path(group_mail),
         "portal_url": settings.OSTARA_PORTAL_URL,
