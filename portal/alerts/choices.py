@@ -28,6 +28,33 @@ class TransitionKind(models.TextChoices):
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
 
 
+class GroupStatus(models.TextChoices):
+    """An incident group (``portal.alerts.grouping``): waiting out its group wait, mailed, over."""
+
+    PENDING = "pending", "Waiting"
+    FIRING = "firing", "Firing"
+    RESOLVED = "resolved", "Resolved"
+
+
+class GroupMailKind(models.TextChoices):
+    """The mails of an incident group, one per address each (``portal.alerts.grouping``)."""
+
+    FIRING = "firing", "Firing"
+    UPDATE = "update", "More alerts"
+    REMINDER = "reminder", "Reminder"
+    RESOLVED = "resolved", "Resolved"
+
+
+class GroupBy(models.TextChoices):
+    """Which alerts of a rule share one incident group, and so one mail."""
+
+    AUTO = "auto", "Its SSU or server pair (the filesystem for filesystem-wide alerts)"
+    PAIR = "pair", "Its SSU or server pair, never the whole filesystem"
+    ARRAY = "array", "Its storage array (a target's: the array of its volume group)"
+    FILESYSTEM = "filesystem", "Its filesystem"
+    OBJECT = "object", "No grouping: one incident per object"
+
+
 class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Waiting to be sent"
     SENDING = "sending", "Being sent"
@@ -54,6 +81,7 @@ class HealthCondition(models.TextChoices):
     VOLUME_GROUP = conditions.VOLUME_GROUP, "its volume group is degraded, critical or failed"
     FULL = conditions.FULL, "an OST is fuller than the capacity threshold"
     HOT = conditions.HOT, "a temperature is above its threshold"
+    REDUNDANCY = conditions.REDUNDANCY, "it lost a redundant part"
 
 
 class Comparison(models.TextChoices):

@@ -27,6 +27,7 @@ from sensors import schema
 
 RED, ORANGE, ON_PARTNER, SILENT = "red", "orange", "on_partner", "silent"
 VOLUME_GROUP, FULL, HOT = "volume_group", "full", "hot"
+REDUNDANCY = "redundancy"
 # The kinds of object each health condition can hold for (the others never carry the flag).
 HEALTH_KINDS = {
     ON_PARTNER: (NodeKind.TARGET,),

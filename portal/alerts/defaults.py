@@ -1,8 +1,10 @@
 """The rules a new appliance starts with, so it alerts out of the box (DESIGN.md §8).
 
-They go to the address of ``OSTARA_ALERT_MAIL_TO`` (root@localhost unless set) until an
-administrator adds recipients in the alert console. Each keeps its ``builtin`` slug, so an
-edited default is never installed again over the edit.
+Every rule groups its alerts by the place of their cause (``group_by`` "auto": the SSU or server
+pair), so one fault is one mail however many objects it touches. They go to the address of
+``OSTARA_ALERT_MAIL_TO`` (root@localhost unless set) until an administrator adds recipients in
+the alert console. Each keeps its ``builtin`` slug, so an edited default is never installed
+again over the edit.
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ DEFAULT_RULES = (
         "for_seconds": 60,
         "clear_seconds": 300,
         "repeat_seconds": 12 * HOUR,
+    },
+    {
+        # A failed controller, a lost fencing level or BMC, a degraded SAS path, a failed
+        # drawer: nothing stops yet, but a part must be ordered. One mail per incident group.
+        "builtin": "redundancy-lost",
+        "name": "Redundancy lost",
+        "severity": "warning",
+        "health_state": "redundancy",
+        "for_seconds": 60,
+        "clear_seconds": 60,
+        "repeat_seconds": 24 * HOUR,
     },
 )
 

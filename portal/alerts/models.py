@@ -1,11 +1,16 @@
 """Alert events, their history and the mail they send (DESIGN.md §8).
 
 An ``Event`` belongs to one rule and one object (its fingerprint) and keeps the timing state of
-``portal.alerts.engine`` between evaluations. Each mailed ``Transition`` (firing, reminder,
-resolved) gets one ``Delivery`` row per recipient, written in the same transaction as the
-transition: the outbox. A worker claims deliveries by a conditional update and sends them
-through ``portal.alerts.mail``; a delivery is never dropped (one that cannot be sent is kept,
-failed for good with its reason) and, once sent, never sent again.
+``portal.alerts.engine`` between evaluations; each step of its life is a ``Transition``. Events
+that fire belong to an ``IncidentGroup`` (keyed by their cause's place: the SSU or server pair,
+the array, the filesystem, per the rule's ``group_by``), which keeps the timing state of
+``portal.alerts.grouping``: the group, not the event, is mailed. Each ``GroupMail`` (firing,
+more alerts, reminder, resolved) keeps a snapshot of the members it told of and gets one
+``Delivery`` row per recipient, written in the same transaction: the outbox. (Deliveries written
+before grouping point to the transition they told of instead.) A worker claims deliveries by a
+conditional update and sends them through ``portal.alerts.mail``; a delivery is never dropped
+(one that cannot be sent is kept, failed for good with its reason) and, once sent, never sent
+again.
 ``MailRelaySettings`` is the mail server that mail goes through, as an administrator set it.
 """
 
@@ -27,6 +32,9 @@ from portal.alerts.choices import (
     ConditionKind,
     DeliveryStatus,
     EventStatus,
+    GroupBy,
+    GroupMailKind,
+    GroupStatus,
     HealthCondition,
     ScopeKind,
     Severity,
@@ -114,6 +122,12 @@ class Rule(models.Model):
         validators=[validate_addresses],
         help_text="more addresses, one per line or separated by commas",
     )
+    group_by = models.CharField(
+        max_length=10,
+        choices=GroupBy.choices,
+        default=GroupBy.AUTO,
+        help_text="which of its alerts share one incident, and so one mail",
+    )
     builtin = models.SlugField(
         max_length=40, blank=True, help_text="set on the default rules installed at first start"
     )
@@ -131,6 +145,46 @@ class Rule(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class IncidentGroup(models.Model):
+    """The alerts that share a cause's place (an SSU, a pair, an array, a filesystem, or one
+    object), from the first that fires to the last that resolves: one mail, not one per alert.
+    Its severity is its worst member's."""
+
+    key = models.CharField(
+        max_length=100, help_text="the place its members share, e.g. 'ssu:1' or 'object:target:3'"
+    )
+    label = models.CharField(max_length=100, help_text="the place as people name it")
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    status = models.CharField(
+        max_length=8, choices=GroupStatus.choices, default=GroupStatus.PENDING
+    )
+    state = models.JSONField(default=dict, blank=True, help_text="portal.alerts.grouping's state")
+    opened = models.DateTimeField(default=timezone.now)
+    resolved = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="acknowledged_incidents",
+        null=True,
+        blank=True,
+    )
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledge_comment = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-opened", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=models.Q(status__in=[GroupStatus.PENDING, GroupStatus.FIRING]),
+                name="%(app_label)s_%(class)s_one_open_group_per_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.status})"
 
 
 class Event(models.Model):
@@ -160,6 +214,10 @@ class Event(models.Model):
     )
     acknowledged_at = models.DateTimeField(null=True, blank=True)
     acknowledge_comment = models.TextField(blank=True)
+    # Set when it fires; None while pending, and for events that fired before grouping.
+    group = models.ForeignKey(
+        IncidentGroup, on_delete=models.PROTECT, related_name="events", null=True, blank=True
+    )
 
     class Meta:
         ordering = ["-opened", "-pk"]
@@ -190,10 +248,33 @@ class Transition(models.Model):
         return f"{self.event}: {self.kind} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
-class Delivery(models.Model):
-    """One mail of one transition to one address: written before the send, kept after it."""
+class GroupMail(models.Model):
+    """One mail of an incident group, with the members as it told of them (a snapshot: each
+    ``grouping.MemberRow`` as a dict: object, object_url, rule, severity, since, summary, muted,
+    state, new, resolved, duration)."""
 
-    transition = models.ForeignKey(Transition, on_delete=models.CASCADE, related_name="deliveries")
+    group = models.ForeignKey(IncidentGroup, on_delete=models.CASCADE, related_name="mails")
+    kind = models.CharField(max_length=8, choices=GroupMailKind.choices)
+    at = models.DateTimeField(default=timezone.now)
+    members = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.group.label}: {self.kind} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class Delivery(models.Model):
+    """One mail to one address: written before the send, kept after it. A group's mail since
+    grouping; one transition's before it."""
+
+    group_mail = models.ForeignKey(
+        GroupMail, on_delete=models.CASCADE, related_name="deliveries", null=True, blank=True
+    )
+    transition = models.ForeignKey(
+        Transition, on_delete=models.CASCADE, related_name="deliveries", null=True, blank=True
+    )
     address = models.EmailField()
     status = models.CharField(
         max_length=8, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
@@ -212,10 +293,18 @@ class Delivery(models.Model):
                 fields=["transition", "address"],
                 name="%(app_label)s_%(class)s_unique_address_per_transition",
             ),
+            models.UniqueConstraint(
+                fields=["group_mail", "address"],
+                name="%(app_label)s_%(class)s_unique_address_per_group_mail",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(group_mail__isnull=False) | models.Q(transition__isnull=False),
+                name="%(app_label)s_%(class)s_tells_of_a_mail_or_transition",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.transition} to {self.address}: {self.status}"
+        return f"{self.group_mail or self.transition} to {self.address}: {self.status}"
 
     @property
     def message_id(self) -> str:
