@@ -4,13 +4,18 @@ Three kinds of condition (DESIGN.md §8):
 
 - a **health** state of an object as the health engine coloured it: red, orange or worse, a
   target on its failover partner, a silent sensor, a degraded volume group, an OST fuller than
-  the capacity threshold, a temperature above its threshold. "Red" and "orange" read the
+  the capacity threshold, a temperature above its threshold, a lost redundant part (a fencing
+  level, a BMC, a controller, a SAS path: ``summary["redundancy"]``). "Red" and "orange" read the
   object's own colour (``own_status``), not the colour it took from a child: an OST that fails
   mails once, for the OST, not again for its SSU and its filesystem;
 - a **threshold** on a field of the metric schema (``sensors.schema``), its value, its
   per-second rate, or its percentage of another field of the same point, compared with ``>``,
   ``>=``, ``<`` or ``<=``;
 - the **absence of data**: a series that sent nothing for ``threshold`` seconds.
+
+An object that a job is moving or building (``summary["moving"]``/``["building"]``, set by the
+health engine while a failover, failback, maintenance or provisioning job acts on it) meets no
+health condition: what the job does to it is expected, not an alarm.
 
 An ``Observation`` is one object's answer in one evaluation, keyed by a fingerprint that stays
 the same between evaluations; ``portal.alerts.engine`` turns a run of them into notifications.
@@ -35,7 +40,10 @@ HEALTH_KINDS = {
     VOLUME_GROUP: (NodeKind.TARGET,),
     FULL: (NodeKind.TARGET,),
     HOT: (NodeKind.SERVER,),
+    REDUNDANCY: (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET),
 }
+# Flags of an object a job acts on; its alerts hold their state while it does.
+JOB_FLAGS = ("moving", "building")
 COMPARISONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 # A no-data rule without a threshold calls a series silent after this long (three rounds).
 DEFAULT_SILENCE_SECONDS = 30.0
@@ -50,10 +58,19 @@ class Observation:
     true: bool
     summary: str = ""  # what holds, in a sentence, when it holds
     object_key: str = ""  # the health object (for silences, scope and the object's page)
+    # A job moves or builds the object: its events keep their state (none opens, none resolves).
+    held: bool = False
+
+
+def held_by_job(summary: dict) -> bool:
+    """Whether a job is moving or building the object (``summary["moving"]``/``["building"]``)."""
+    return any(summary.get(flag) for flag in JOB_FLAGS)
 
 
 def health_holds(condition: str, status: str, summary: dict) -> bool:
     """Whether an object with this colour and summary (``HealthStatus``) meets the condition."""
+    if held_by_job(summary):
+        return False
     own = summary.get("own_status", status)
     if condition == RED:
         return own == Status.RED
@@ -61,7 +78,7 @@ def health_holds(condition: str, status: str, summary: dict) -> bool:
         return own in (Status.ORANGE, Status.RED)
     if condition == VOLUME_GROUP:
         return summary.get(VOLUME_GROUP, VolumeGroupState.OPTIMAL) != VolumeGroupState.OPTIMAL
-    if condition in (ON_PARTNER, SILENT, FULL, HOT):
+    if condition in (ON_PARTNER, SILENT, FULL, HOT, REDUNDANCY):
         return bool(summary.get(condition))
     raise ValueError(f"unknown health condition {condition!r}")
 

@@ -153,7 +153,7 @@ class IncidentGroup(models.Model):
     Its severity is its worst member's."""
 
     key = models.CharField(
-        max_length=100, help_text="the place its members share, e.g. 'ssu:1' or 'object:target:3'"
+        max_length=250, help_text="the place its members share, e.g. 'ssu:1' or 'object:target:3'"
     )
     label = models.CharField(max_length=100, help_text="the place as people name it")
     severity = models.CharField(max_length=8, choices=Severity.choices)

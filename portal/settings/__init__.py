@@ -300,6 +300,10 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "ostara@localhost")
 # The default alert rules mail this address until an administrator adds recipients.
 OSTARA_ALERT_MAIL_TO = env_str("OSTARA_ALERT_MAIL_TO", "root@localhost")
+# Alert grouping (portal.alerts.grouping), seconds: an incident's first mail waits this long
+# after its first alert fires; alerts that join later go out together this long after its last.
+OSTARA_ALERT_GROUP_WAIT = env_int("OSTARA_ALERT_GROUP_WAIT", 30)
+OSTARA_ALERT_GROUP_INTERVAL = env_int("OSTARA_ALERT_GROUP_INTERVAL", 300)
 # Links in alert mail point here; Message-IDs of alert mail end in this domain.
 OSTARA_PORTAL_URL = env_str("OSTARA_PORTAL_URL", "http://127.0.0.1:8480")
 OSTARA_MAIL_DOMAIN = env_str("OSTARA_MAIL_DOMAIN", "ostara.localdomain")

@@ -4,35 +4,54 @@ Every enabled rule asks its condition of every object in its scope (``observe_ru
 colours the health engine just stored, or the newest metrics in InfluxDB. Each answer advances
 the timing of that rule and object in ``portal.alerts.engine``; the state lives on the event
 row (pending until the rule's ``for`` has passed, then firing, then resolved). A firing,
-reminder or resolution is a ``Transition``; in the same transaction it gets one ``Delivery``
-per recipient (the outbox), unless a silence covers the object or the mail is folded into the
-mail about a down server (``portal.alerts.routing``).
+reminder or resolution is a ``Transition`` (the event's history).
+
+Then the group layer (``portal.alerts.grouping``): an event that fires joins the incident group
+of its cause's place (``place``: the SSU or server pair, the array, the filesystem, per its
+rule's ``group_by``). Each open group advances every round; its firing, update, reminder or
+resolution is a ``GroupMail`` with one ``Delivery`` per recipient of its members' rules (the
+outbox), in the same transaction. A member whose cause is in its group (a target of a server that
+is down or failed over, an OST of an array that lost a part) or that a silence (maintenance
+window) covers is muted: listed in the group's mail with the reason, never mailed for itself.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from portal import influxdb as influx
-from portal.alerts import conditions, engine, routing
+from portal.alerts import conditions, engine, grouping, routing
 from portal.alerts.choices import (
     ConditionKind,
-    DeliveryStatus,
     EventStatus,
+    GroupBy,
+    GroupStatus,
     Severity,
     TransitionKind,
 )
-from portal.alerts.models import Delivery, Event, Rule, Silence, Transition, split_addresses
+from portal.alerts.models import (
+    Delivery,
+    Event,
+    GroupMail,
+    IncidentGroup,
+    Rule,
+    Silence,
+    Transition,
+    split_addresses,
+)
 from portal.alerts.services.observation import HealthIndex, Readings, object_url, observe_rule
 from portal.health.choices import NodeKind
 from portal.health.models import StatusChange
+from portal.inventory.choices import VolumeGroupState
 from portal.inventory.models import Target
 
 log = logging.getLogger(__name__)
@@ -43,6 +62,7 @@ class RoundResult:
     rules: int = 0
     observations: int = 0
     transitions: list[Transition] = field(default_factory=list)
+    mails: list[GroupMail] = field(default_factory=list)  # the incident groups' mails
     deliveries: int = 0
     changes: int = 0  # the changes of colour this round read, marked processed
     seconds: float = 0.0
@@ -81,6 +101,8 @@ def evaluate_round(now: datetime | None = None, health: HealthIndex | None = Non
     happened: list[tuple[Event, str]] = []
 
     def step(rule: Rule, obs: conditions.Observation, kind: str) -> None:
+        if obs.held:  # a job moves or builds the object: what it does is not an alarm
+            return
         event = open_events.get((rule.pk, obs.fingerprint))
         if event is None and not obs.true:
             return
@@ -150,12 +172,21 @@ def evaluate_round(now: datetime | None = None, health: HealthIndex | None = Non
             batch_size=500,
         )
         Event.objects.filter(pk__in=[event.pk for event in dropped]).delete()
-        close_events_of_disabled_rules(moment)
+        closed = close_events_of_disabled_rules(moment)
         transitions = [
             Transition(event=event, kind=kind, at=moment, detail="") for event, kind in happened
         ]
         Transition.objects.bulk_create(transitions)
-        result.deliveries = write_outbox(transitions, health, moment)
+        closing = [(event, engine.RESOLVED) for event in closed]
+        grouped = advance_groups(happened + closing, health, moment)
+        result.mails = grouped.mails
+        result.deliveries = write_outbox(grouped, moment)
+        for transition in transitions:  # the event page says why it was not mailed itself
+            if transition.event.pk in grouped.muted:
+                transition.detail = grouped.muted[transition.event.pk]
+        Transition.objects.bulk_update(
+            [t for t in transitions if t.event.pk in grouped.muted], ["detail"]
+        )
         for start in range(0, len(unread), 500):  # a long outage of alerting leaves many
             batch = unread[start : start + 500]
             StatusChange.objects.filter(pk__in=batch).update(processed=True)
@@ -165,20 +196,21 @@ def evaluate_round(now: datetime | None = None, health: HealthIndex | None = Non
     return result
 
 
-def close_events_of_disabled_rules(moment: datetime) -> int:
-    """A disabled rule's open events end without mail: nobody asked to hear of them now."""
+def close_events_of_disabled_rules(moment: datetime) -> list[Event]:
+    """A disabled rule's open events end (their groups' resolution tells of them); return the
+    firing ones it closed."""
     stale = Event.objects.filter(
         status__in=[EventStatus.PENDING, EventStatus.FIRING], rule__enabled=False
     )
     Event.objects.filter(pk__in=stale.filter(status=EventStatus.PENDING).values("pk")).delete()
-    closing = list(stale.filter(status=EventStatus.FIRING))
+    closing = list(stale.filter(status=EventStatus.FIRING).select_related("rule"))
     for event in closing:
         event.status, event.resolved = EventStatus.RESOLVED, moment
         event.save(update_fields=["status", "resolved"])
         Transition.objects.create(
             event=event, kind=TransitionKind.RESOLVED, at=moment, detail="the rule was disabled"
         )
-    return len(closing)
+    return closing
 
 
 # --- who is told --------------------------------------------------------------------------------
@@ -206,84 +238,254 @@ def active_windows(moment: datetime) -> list[routing.Window]:
     ]
 
 
-def _down_servers(health: HealthIndex) -> set[str]:
-    return {
-        row.key for row in health.rows if row.kind == NodeKind.SERVER and row.summary.get("down")
-    }
+# --- incident groups: one mail per incident -----------------------------------------------------
+
+OPEN_GROUPS = (GroupStatus.PENDING, GroupStatus.FIRING)
 
 
-def _announced(down: set[str], moment: datetime) -> set[str]:
-    """Down servers whose firing went out before this round."""
-    return set(
-        Event.objects.filter(
-            object_key__in=down, status=EventStatus.FIRING, opened__lt=moment
-        ).values_list("object_key", flat=True)
+def group_timing() -> grouping.GroupTiming:
+    return grouping.GroupTiming(
+        settings.OSTARA_ALERT_GROUP_WAIT, settings.OSTARA_ALERT_GROUP_INTERVAL
     )
 
 
-def _carried_by() -> dict[str, str]:
-    """Each target's key -> its primary server's key: who carried it before a fault."""
-    return {
-        f"target:{pk}": f"server:{server}"
-        for pk, server in Target.objects.values_list("pk", "primary_server_id")
-    }
+@dataclass(frozen=True)
+class TargetPlaces:
+    """Where the inventory puts each target: the server that carries it by design, its array."""
+
+    primary_server: dict[str, str]  # "target:3" -> "server:1"
+    array: dict[str, str]  # "target:3" -> "storagearray:2"
+
+    @classmethod
+    def load(cls) -> TargetPlaces:
+        rows = list(Target.objects.values_list("pk", "primary_server_id", "volume_group__array_id"))
+        return cls(
+            {f"target:{pk}": f"server:{server}" for pk, server, _ in rows if server},
+            {f"target:{pk}": f"storagearray:{array}" for pk, _, array in rows if array},
+        )
 
 
-def write_outbox(transitions: list[Transition], health: HealthIndex, moment: datetime) -> int:
-    """One delivery per mailed transition and recipient; silenced and folded ones are kept as
-    such, never sent."""
-    mailed = [t for t in transitions if t.kind in engine.KINDS]
-    if not mailed:
-        return 0
-    windows = active_windows(moment)
-    down = _down_servers(health)
-    announced = _announced(down, moment) if down else set()
-    pending = sorted(
-        ((t.event.object_key or t.event.fingerprint, t) for t in mailed),
-        key=lambda item: item[1].event.severity != Severity.CRITICAL,
+def place(group_by: str, object_key: str, health: HealthIndex, targets: TargetPlaces) -> str:
+    """The health key of the place an object's alerts are grouped by (the rule's ``group_by``);
+    "" when it has none (an object outside the health tree, or ``object``)."""
+    if group_by == GroupBy.OBJECT:
+        return ""
+    ancestry = health.ancestry(object_key)
+    kinds = {key: health.by_key[key].kind for key in ancestry}
+    filesystem = next((key for key in ancestry if kinds[key] == NodeKind.FILESYSTEM), "")
+    if group_by == GroupBy.FILESYSTEM:
+        return filesystem
+    if group_by == GroupBy.ARRAY:
+        if kinds.get(object_key) == NodeKind.ARRAY:
+            return object_key
+        if targets.array.get(object_key) in health.by_key:
+            return targets.array[object_key]
+    # The SSU (or the MDS pair, its own unit) rather than the server pair inside an SSU.
+    units = [key for key in ancestry if kinds[key] in (NodeKind.SSU, NodeKind.PAIR)]
+    if units:
+        return units[-1]
+    return "" if group_by == GroupBy.PAIR else filesystem
+
+
+def inhibition(
+    event: Event,
+    firing: list[Event],
+    health: HealthIndex,
+    targets: TargetPlaces,
+) -> str:
+    """Why a firing target's alert is muted by a known cause in its group, or "": its server
+    is down or failed over (and that server's alert fires in the group), its array lost a part,
+    or its volume group failed (and its volume-group alert fires)."""
+    row = health.by_key.get(event.object_key)
+    if row is None or row.kind != NodeKind.TARGET:
+        return ""
+    server = health.by_key.get(targets.primary_server.get(event.object_key, ""))
+    if server is not None and any(other.object_key == server.key for other in firing):
+        if server.summary.get("down"):
+            return f"muted: {server.name} is down"
+        if server.summary.get("failed_over") or server.summary.get("ready_for_failback"):
+            return f"muted: {server.name} has failed over, its targets run on its partner"
+    array = health.by_key.get(targets.array.get(event.object_key, ""))
+    if array is not None and array.summary.get("failed_parts"):
+        return f"muted: {array.name} has failed parts: {', '.join(array.summary['failed_parts'])}"
+    if (
+        row.summary.get(conditions.VOLUME_GROUP) == VolumeGroupState.FAILED
+        and event.rule.health_state != conditions.VOLUME_GROUP
+        and any(
+            other.object_key == event.object_key
+            and other.rule.health_state == conditions.VOLUME_GROUP
+            for other in firing
+        )
+    ):
+        return "muted: its volume group has failed"
+    return ""
+
+
+@dataclass
+class GroupRound:
+    """What the group layer did in one round."""
+
+    mails: list[GroupMail] = field(default_factory=list)
+    rules: list[set[Rule]] = field(default_factory=list)  # each mail's members' rules
+    muted: dict[int, str] = field(default_factory=dict)  # event pk -> why it is muted
+
+
+def advance_groups(
+    happened: list[tuple[Event, str]], health: HealthIndex, moment: datetime
+) -> GroupRound:
+    """Put this round's firing events in their incident groups, advance every open group
+    (``portal.alerts.grouping``) and write the mails that are due."""
+    epoch = moment.timestamp()
+    groups = {group.key: group for group in IncidentGroup.objects.filter(status__in=OPEN_GROUPS)}
+    states = {key: grouping.GroupState.from_dict(group.state) for key, group in groups.items()}
+    by_pk = {group.pk: group for group in groups.values()}
+    notes: dict[str, list[grouping.MemberNote]] = defaultdict(list)
+    linked: list[Event] = []
+    fired_now = {event.pk for event, kind in happened if kind == engine.FIRING}
+    legacy = list(
+        Event.objects.filter(status=EventStatus.FIRING, group__isnull=True)
+        .exclude(pk__in=fired_now)
+        .select_related("rule")
     )
-    mails, inhibited = routing.fold(pending, _carried_by() if down else {}, down, announced)
-    rows: list[Delivery] = []
-    notes: dict[int, str] = {}
+    places = TargetPlaces.load() if (happened or legacy) else None
 
-    def deliveries(transition: Transition, status: str = DeliveryStatus.PENDING) -> None:
-        for address in recipients(transition.event.rule):
-            rows.append(
-                Delivery(transition=transition, address=address, status=status, next_attempt=moment)
+    def group_of(event: Event) -> IncidentGroup:
+        if event.group_id in by_pk:
+            return by_pk[event.group_id]
+        key = place(event.rule.group_by, event.object_key, health, places)
+        label = health.by_key[key].name if key in health.by_key else event.object_label
+        key = key or f"object:{event.object_key or event.fingerprint}"
+        if key not in groups:
+            group = IncidentGroup.objects.create(
+                key=key[:250], label=label[:100], severity=event.severity, opened=moment
             )
+            groups[key], states[key], by_pk[group.pk] = group, grouping.GroupState(), group
+        event.group = groups[key]
+        linked.append(event)
+        return groups[key]
 
-    for mail in mails:
-        transition = mail.transition
-        ancestry = health.ancestry(mail.key) or [mail.key]
-        window = routing.silencing(windows, ancestry, moment.timestamp())
-        if window is not None:
-            notes[transition.pk] = f"silenced: {window.reason or 'maintenance window'}"
-            deliveries(transition, DeliveryStatus.SILENCED)
+    def adopt(event: Event) -> None:
+        """An event that fired before grouping: its firing was mailed on its own."""
+        group = group_of(event)
+        state = states[group.key]
+        if str(event.pk) not in state.members:
+            state.members[str(event.pk)] = grouping.Member(
+                since=event.opened.timestamp(), repeat_seconds=event.rule.repeat_seconds, told=True
+            )
+            state.mailed = True
+            state.last_mailed = state.last_mailed or epoch
+
+    for event in legacy:
+        adopt(event)
+    for event, kind in happened:
+        if kind == engine.FIRING:
+            group = group_of(event)
+        elif kind == engine.RESOLVED:
+            if event.group_id is None and event.pk not in {e.pk for e in linked}:
+                adopt(event)
+            group = by_pk.get(event.group_id)
         else:
-            deliveries(transition)
-        if mail.folded:
-            lines = [notes[transition.pk]] if transition.pk in notes else []
-            lines.append("With it:")
-            lines += [f"- {_told(other)}" for other in mail.folded]
-            notes[transition.pk] = "\n".join(lines)
-        for other in mail.folded:
-            notes[other.pk] = f"told in the mail about {transition.event.object_label}"
-            deliveries(other, DeliveryStatus.FOLDED)
-    for _key, transition, server in inhibited:
-        label = health.by_key[server].name if server in health.by_key else server
-        notes[transition.pk] = f"not mailed on its own: {label} is down, and its mail went out"
-        deliveries(transition, DeliveryStatus.FOLDED)
-    for transition in mailed:
-        if transition.pk in notes:
-            transition.detail = notes[transition.pk]
-    Transition.objects.bulk_update([t for t in mailed if t.pk in notes], ["detail"])
+            continue  # reminders: the group repeats, not each member
+        if group is not None:
+            notes[group.key].append(
+                grouping.MemberNote(str(event.pk), kind, event.rule.repeat_seconds)
+            )
+    Event.objects.bulk_update(linked, ["group"])
+
+    members: dict[int, list[Event]] = defaultdict(list)
+    for event in Event.objects.filter(group__in=list(by_pk)).select_related("rule"):
+        members[event.group_id].append(event)
+    if places is None and members:
+        places = TargetPlaces.load()
+    windows = active_windows(moment)
+    timing = group_timing()
+    done = GroupRound()
+    for key, group in groups.items():
+        state = states[key]
+        events = {str(event.pk): event for event in members[group.pk]}
+        firing = [event for event in events.values() if event.status == EventStatus.FIRING]
+        muted = {}
+        for event in firing:
+            reason = inhibition(event, firing, health, places)
+            window = routing.silencing(
+                windows, health.ancestry(event.object_key) or [event.object_key], epoch
+            )
+            if not reason and window is not None:
+                reason = f"silenced: {window.reason or 'maintenance window'}"
+            if reason:
+                muted[str(event.pk)] = reason
+                done.muted[event.pk] = reason
+        state.acknowledged = bool(group.acknowledged_at) or (
+            bool(firing) and all(event.acknowledged_at for event in firing)
+        )
+        note = grouping.advance(state, epoch, notes.get(key, ()), muted, timing)
+        if group.acknowledged_at:
+            state.acknowledged = True  # as acknowledge_group stored it
+        group.state = state.as_dict()
+        if events:
+            worst = min(events.values(), key=lambda e: e.severity != Severity.CRITICAL)
+            group.severity = worst.severity
+        if state.over:
+            group.status, group.resolved = GroupStatus.RESOLVED, moment
+        elif state.mailed:
+            group.status = GroupStatus.FIRING
+        if note is not None:
+            rows = member_rows(state, events, note)
+            done.mails.append(GroupMail(group=group, kind=note.kind, at=moment, members=rows))
+            done.rules.append({event.rule for event in events.values()})
+    IncidentGroup.objects.bulk_update(
+        list(groups.values()), ["state", "severity", "status", "resolved"]
+    )
+    GroupMail.objects.bulk_create(done.mails)
+    return done
+
+
+def member_rows(
+    state: grouping.GroupState, events: dict[str, Event], note: grouping.GroupNotification
+) -> list[dict]:
+    """The members as the mail tells of them: the causes first (not muted, critical first,
+    earliest first), the muted after them."""
+    rows = []
+    for key, member in state.members.items():
+        event = events.get(key)
+        if event is None:
+            continue
+        duration = member.duration()
+        rows.append(
+            {
+                "event": event.pk,
+                "object": event.object_label,
+                "object_url": event.object_url,
+                "rule": event.rule.name,
+                "severity": event.severity,
+                "since": _iso(member.since),
+                "summary": event.summary,
+                "muted": member.muted,
+                "state": EventStatus.FIRING if member.firing else EventStatus.RESOLVED,
+                "new": key in note.new,
+                "resolved": _iso(member.resolved) if member.resolved is not None else None,
+                "duration": duration,
+            }
+        )
+    rows.sort(key=lambda row: (bool(row["muted"]), row["severity"] != Severity.CRITICAL))
+    return rows
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat()
+
+
+def write_outbox(done: GroupRound, moment: datetime) -> int:
+    """One delivery per group mail and recipient of any of its members' rules."""
+    rows = []
+    for mail, rules in zip(done.mails, done.rules, strict=True):
+        addresses: list[str] = []
+        for rule in sorted(rules, key=lambda rule: rule.pk):
+            addresses += recipients(rule)
+        for address in dict.fromkeys(addresses):
+            rows.append(Delivery(group_mail=mail, address=address, next_attempt=moment))
     Delivery.objects.bulk_create(rows)
-    return sum(1 for row in rows if row.status == DeliveryStatus.PENDING)
-
-
-def _told(transition: Transition) -> str:
-    event = transition.event
-    return f"{event.object_label} ({event.rule.name}, {transition.kind}): {event.summary}"
+    return len(rows)
 
 
 # --- what people do to events -----------------------------------------------------------------

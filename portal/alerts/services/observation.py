@@ -223,12 +223,13 @@ def observe_rule(
 def _health_observations(rule: Rule, health: HealthIndex):
     kinds = conditions.HEALTH_KINDS.get(rule.health_state)
     for row in health.rows:
-        if row.status == Status.GREY or (kinds and row.kind not in kinds):
+        held = conditions.held_by_job(row.summary)  # grey while built, yet not gone
+        if (row.status == Status.GREY and not held) or (kinds and row.kind not in kinds):
             continue
         holds = conditions.health_holds(rule.health_state, row.status, row.summary)
         summary = "; ".join(row.reasons[:4]) if holds else ""
         yield (
-            conditions.Observation(row.key, row.name, holds, summary, object_key=row.key),
+            conditions.Observation(row.key, row.name, holds, summary, row.key, held),
             row.kind,
         )
 

@@ -17,12 +17,13 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import F
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from portal.alerts import mail
-from portal.alerts.choices import DeliveryStatus
-from portal.alerts.models import Delivery
+from portal.alerts.choices import DeliveryStatus, GroupMailKind, Severity
+from portal.alerts.models import Delivery, GroupMail
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def deliver_due(now: datetime | None = None) -> OutboxRound:
     waiting = Delivery.objects.filter(
         status__in=[DeliveryStatus.PENDING, DeliveryStatus.SENDING]
     ).order_by("pk")
-    for delivery in waiting.select_related("transition__event__rule"):
+    for delivery in waiting.select_related("transition__event__rule", "group_mail__group"):
         if delivery.address in blocked:
             continue
         if delivery.status == DeliveryStatus.SENDING or delivery.next_attempt > now:
@@ -127,7 +128,10 @@ def _written(delivery: Delivery) -> tuple[str, str, str]:
 
 
 def render(delivery: Delivery) -> tuple[str, str, str]:
-    """Subject (severity, object, state), plain text and HTML of one alert mail."""
+    """Subject, plain text and HTML of one alert mail: an incident group's, or (written before
+    grouping) one transition's."""
+    if delivery.group_mail_id:
+        return render_group_mail(delivery.group_mail)
     transition = delivery.transition
     event = transition.event
     context = {
@@ -148,3 +152,115 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
     text = render_to_string("alerts/mail/transition.txt", context)
     html = render_to_string("alerts/mail/transition.html", context)
     return subject, text, html
+
+
+# --- an incident group's mail ------------------------------------------------------------------
+
+TEXT_COLUMNS = (("object", "Object", 24), ("rule", "Rule", 32), ("since", "Since", 19))
+
+
+def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
+    """``[Ostara <SEVERITY>] <group>: <n> alerts – <first cause>``, and the members in a table
+    (object, rule, since, value; how long each lasted once resolved), in text and HTML."""
+    group = group_mail.group
+    portal = settings.OSTARA_PORTAL_URL.rstrip("/")
+    members = [_member(row, portal) for row in group_mail.members]
+    resolved = group_mail.kind == GroupMailKind.RESOLVED
+    new = sum(1 for member in members if member["new"])
+    context = {
+        "group": group,
+        "group_mail": group_mail,
+        "members": members,
+        "resolved": resolved,
+        "headline": _headline(group_mail, len(members), new),
+        "table": _text_table(members, resolved),
+        "muted": sum(1 for member in members if member["muted"]),
+        "incident_link": portal + incident_path(group_mail),
+        "portal_url": settings.OSTARA_PORTAL_URL,
+    }
+    subject = (
+        f"[Ostara {Severity(group.severity).label.upper()}] {group.label}: "
+        f"{context['headline']} – {_first_cause(members, group.label)}"
+    )
+    text = render_to_string("alerts/mail/incident.txt", context)
+    html = render_to_string("alerts/mail/incident.html", context)
+    return subject, text, html
+
+
+def incident_path(group_mail: GroupMail) -> str:
+    """The incident's page; the event page of its first member where the portal has none."""
+    try:
+        return reverse("alerts:incident", args=[group_mail.group_id])
+    except NoReverseMatch:
+        first = next((row["event"] for row in group_mail.members), None)
+        return reverse("alerts:event", args=[first]) if first else reverse("alerts:active")
+
+
+def _headline(group_mail: GroupMail, count: int, new: int) -> str:
+    alerts = f"{count} alert{'s' if count != 1 else ''}"
+    return {
+        GroupMailKind.FIRING: alerts,
+        GroupMailKind.UPDATE: f"{alerts}, {new} new",
+        GroupMailKind.REMINDER: f"{alerts}, still firing",
+        GroupMailKind.RESOLVED: f"{alerts} resolved",
+    }[group_mail.kind]
+
+
+def _first_cause(members: list[dict], label: str) -> str:
+    """The first member the mail is about (not muted), in a few words: the object (unless the
+    group is named after it) and its first reason."""
+    first = next((m for m in members if not m["muted"]), members[0] if members else None)
+    if first is None:
+        return "no alerts"
+    reason = (first["summary"] or first["rule"]).split("; ")[0]
+    if len(reason) > 80:
+        reason = reason[:79].rstrip() + "…"
+    if first["object"] == label or first["object"] in reason:
+        return reason
+    return f"{first['object']}: {reason}"
+
+
+def _member(row: dict, portal: str) -> dict:
+    """A member of the snapshot as the templates show it."""
+    since = parse_datetime(row["since"]) if row.get("since") else None
+    duration = row.get("duration")
+    value = row.get("summary") or ""
+    return {
+        **row,
+        "since": timezone.localtime(since) if since else None,
+        "since_text": f"{timezone.localtime(since):%Y-%m-%d %H:%M:%S}" if since else "",
+        "value": f"{row['muted']} ({value})"
+        if row.get("muted") and value
+        else row.get("muted") or value,
+        "lasted": _duration(duration) if duration is not None else "",
+        "link": portal + row["object_url"] if row.get("object_url") else "",
+    }
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {seconds} s"
+    return f"{seconds} s"
+
+
+def _text_table(members: list[dict], resolved: bool) -> str:
+    """The members as fixed-width columns (object, rule, since[, lasted], value)."""
+    columns = list(TEXT_COLUMNS) + ([("lasted", "Lasted", 12)] if resolved else [])
+    head = "  ".join(title.ljust(width) for _, title, width in columns) + "  Value"
+    lines = [head, "-" * len(head)]
+    for member in members:
+        cells = [
+            _cut(member["since_text"] if name == "since" else member[name], width).ljust(width)
+            for name, _, width in columns
+        ]
+        lines.append("  ".join(cells) + "  " + member["value"])
+    return "\n".join(lines)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

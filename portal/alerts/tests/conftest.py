@@ -46,7 +46,9 @@ class Mailbox:
         return "250 Message accepted for delivery"
 
     def subjects(self) -> list[str]:
-        return [str(message["Subject"]) for message in self.messages]
+        # A long encoded subject is folded from its first line; Python's parser keeps the
+        # fold's space in front, which mail programs drop.
+        return [str(message["Subject"]).lstrip() for message in self.messages]
 
 
 class SmtpServer:
