@@ -80,8 +80,9 @@ class TransitionSerializer(serializers.ModelSerializer):
 
 class EventSerializer(serializers.ModelSerializer):
     rule = serializers.CharField(source="rule.name", read_only=True)
+    # null until someone acknowledges it
     acknowledged_by = serializers.CharField(
-        source="acknowledged_by.username", read_only=True, default=None
+        source="acknowledged_by.username", read_only=True, default=None, allow_null=True
     )
     transitions = TransitionSerializer(many=True, read_only=True)
 
@@ -137,8 +138,9 @@ class IncidentSerializer(serializers.ModelSerializer):
     """An incident: the alerts that share their cause's place, mailed as one; ``members`` as
     its mail lists them (the causes first, the muted after them)."""
 
+    # null until someone acknowledges it
     acknowledged_by = serializers.CharField(
-        source="acknowledged_by.username", read_only=True, default=None
+        source="acknowledged_by.username", read_only=True, default=None, allow_null=True
     )
     members = serializers.SerializerMethodField()
     mails = GroupMailSerializer(many=True, read_only=True)

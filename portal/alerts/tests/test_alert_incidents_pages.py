@@ -125,6 +125,20 @@ def test_the_alerts_page_shows_an_incident_with_its_alerts_the_cause_first(clien
     assert "Acknowledge the incident" not in html  # a viewer reads
 
 
+def test_an_alert_that_fired_before_grouping_is_shown_on_its_own(client, world):
+    Event.objects.create(
+        rule=rule("Anything red"),
+        severity=Severity.CRITICAL,
+        fingerprint="server:1",
+        object_label="oss01",
+        summary="its sensor has gone silent",
+    )
+    page = signed_in(client, "viewer").get("/alerts/")
+    assert page.context["incidents"] == []
+    assert [event.object_label for event in page.context["ungrouped"]] == ["oss01"]
+    assert "Alerts in no incident" in page.content.decode()
+
+
 def test_an_operator_acknowledges_an_incident_and_each_of_its_firing_alerts(client, incident):
     operator = signed_in(client, "operator")
     assert "Acknowledge the incident" in operator.get("/alerts/").content.decode()
