@@ -5,11 +5,15 @@ cause's place: an SSU, a server pair, an array, a filesystem. Alertmanager's gro
 not each alert, is mailed.
 
 - Its *firing* mail waits ``group_wait`` after its first member fires, so the alerts one fault
-  raises within that time go out together; it lists every member with its reason.
+  raises within that time go out together; it lists every member with its reason. While an
+  alert of the same place is about to fire (it holds, its rule's ``for`` still runs: a target
+  on its partner a minute after its server went down), the first mail waits for it too, up to
+  ``group_interval`` after the first member fired.
 - Members that join later go out together in one *update* after ``group_interval`` since the
   group's last mail.
 - A *muted* member (inhibited: its cause is a member already, "oss02 is down"; or silenced) is
-  listed with the reason but never causes a mail on its own.
+  listed with the reason but never causes a mail on its own, not even when its cause clears
+  before it does.
 - While it fires, a *reminder* goes out each time the shortest non-zero repeat of its firing
   members' rules has passed since its last mail; none once it is acknowledged.
 - It *resolves* when every member has resolved: one mail, listing how long each lasted. A group
@@ -60,6 +64,9 @@ class Member:
     firing: bool = True
     resolved: float | None = None
     muted: str = ""  # why it is muted now ("" = it is not)
+    # It was muted once: its cause is known to the group, so when the cause clears first (its
+    # own clear time is still running) it does not become news of its own.
+    explained: str = ""  # the reason it was muted last ("" = never)
     told: bool = False  # listed in a mail of the group already
 
     def duration(self) -> float | None:
@@ -121,10 +128,11 @@ def advance(
     notes: Iterable[MemberNote],
     muted: Mapping[str, str],
     timing: GroupTiming,
+    expecting: bool = False,
 ) -> GroupNotification | None:
     """Advance ``state`` by one round at time ``t``: apply the members' notifications, mark the
     firing members ``muted`` names (member -> reason) and unmute the others; return the group's
-    mail, if one is due."""
+    mail, if one is due. ``expecting``: an alert of the group's place is pending (about to join)."""
     if state.over:
         return None
     for note in notes:
@@ -137,6 +145,7 @@ def advance(
     for key, member in state.members.items():
         if member.firing:
             member.muted = muted.get(key, "")
+            member.explained = member.muted or member.explained
     if not state.members:
         return None
 
@@ -145,16 +154,21 @@ def advance(
         if not state.firing():
             state.over = True  # over before anyone was told: no resolution without a firing
             return None
-        if loud and t - min(state.members[key].since for key in loud) >= timing.group_wait:
-            state.mailed = True
-            return _mail(state, t, FIRING)
-        return None
+        if not loud or t - min(state.members[key].since for key in loud) < timing.group_wait:
+            return None
+        first = min(state.members[key].since for key in state.firing())
+        if expecting and t - first < timing.group_interval:
+            return None  # more of the same fault is on its way: one mail for all of it
+        state.mailed = True
+        return _mail(state, t, FIRING)
 
     if not state.firing():
         state.over = True
         return _mail(state, t, RESOLVED)
     since_mail = t - (state.last_mailed if state.last_mailed is not None else t)
-    if any(not state.members[key].told for key in state.loud()):
+    if any(
+        not state.members[key].told and not state.members[key].explained for key in state.loud()
+    ):
         if since_mail >= timing.group_interval:
             return _mail(state, t, UPDATE)
     repeat = state.repeat_seconds()

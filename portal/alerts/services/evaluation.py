@@ -287,6 +287,14 @@ def place(group_by: str, object_key: str, health: HealthIndex, targets: TargetPl
     return "" if group_by == GroupBy.PAIR else filesystem
 
 
+def incident_key(event: Event, health: HealthIndex, targets: TargetPlaces) -> tuple[str, str]:
+    """The key and label of the incident group an event belongs to."""
+    key = place(event.rule.group_by, event.object_key, health, targets)
+    if key:
+        return key, health.by_key[key].name
+    return f"object:{event.object_key or event.fingerprint}"[:250], event.object_label
+
+
 def inhibition(
     event: Event,
     firing: list[Event],
@@ -347,17 +355,15 @@ def advance_groups(
         .exclude(pk__in=fired_now)
         .select_related("rule")
     )
-    places = TargetPlaces.load() if (happened or legacy) else None
+    places = TargetPlaces.load()
 
     def group_of(event: Event) -> IncidentGroup:
         if event.group_id in by_pk:
             return by_pk[event.group_id]
-        key = place(event.rule.group_by, event.object_key, health, places)
-        label = health.by_key[key].name if key in health.by_key else event.object_label
-        key = key or f"object:{event.object_key or event.fingerprint}"
+        key, label = incident_key(event, health, places)
         if key not in groups:
             group = IncidentGroup.objects.create(
-                key=key[:250], label=label[:100], severity=event.severity, opened=moment
+                key=key, label=label[:100], severity=event.severity, opened=moment
             )
             groups[key], states[key], by_pk[group.pk] = group, grouping.GroupState(), group
         event.group = groups[key]
@@ -395,8 +401,11 @@ def advance_groups(
     members: dict[int, list[Event]] = defaultdict(list)
     for event in Event.objects.filter(group__in=list(by_pk)).select_related("rule"):
         members[event.group_id].append(event)
-    if places is None and members:
-        places = TargetPlaces.load()
+    # Alerts about to fire (their rule's "for" runs): a group of their place waits for them.
+    expected = {
+        incident_key(event, health, places)[0]
+        for event in Event.objects.filter(status=EventStatus.PENDING).select_related("rule")
+    }
     windows = active_windows(moment)
     timing = group_timing()
     done = GroupRound()
@@ -418,7 +427,9 @@ def advance_groups(
         state.acknowledged = bool(group.acknowledged_at) or (
             bool(firing) and all(event.acknowledged_at for event in firing)
         )
-        note = grouping.advance(state, epoch, notes.get(key, ()), muted, timing)
+        note = grouping.advance(
+            state, epoch, notes.get(key, ()), muted, timing, expecting=key in expected
+        )
         if group.acknowledged_at:
             state.acknowledged = True  # as acknowledge_group stored it
         group.state = state.as_dict()
@@ -460,7 +471,8 @@ def member_rows(
                 "severity": event.severity,
                 "since": _iso(member.since),
                 "summary": event.summary,
-                "muted": member.muted,
+                # a resolved member: why it was muted, so the resolution says it
+                "muted": member.muted if member.firing else member.explained,
                 "state": EventStatus.FIRING if member.firing else EventStatus.RESOLVED,
                 "new": key in note.new,
                 "resolved": _iso(member.resolved) if member.resolved is not None else None,

@@ -173,6 +173,7 @@ def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
         "members": members,
         "resolved": resolved,
         "headline": _headline(group_mail, len(members), new),
+        "count": f"{len(members)} alert{'s' if len(members) != 1 else ''}",
         "table": _text_table(members, resolved),
         "muted": sum(1 for member in members if member["muted"]),
         "incident_link": portal + incident_path(group_mail),

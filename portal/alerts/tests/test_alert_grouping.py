@@ -88,6 +88,30 @@ def test_a_muted_member_never_causes_a_mail_on_its_own():
     assert mails == [] and state.over  # and no resolution: nothing was mailed
 
 
+def test_the_first_mail_waits_for_alerts_of_the_place_about_to_fire_up_to_the_interval():
+    state = GroupState()
+    muted = {"OST1": "muted: oss02 is down"}
+    assert advance(state, 0, fired("oss02"), {}, TIMING, expecting=True) is None
+    assert advance(state, 30, [], {}, TIMING, expecting=True) is None  # OST1 is pending
+    note = advance(state, 60, fired("OST1"), muted, TIMING)  # its minute: it joins, muted
+    assert (note.kind, note.new) == ("firing", ("oss02", "OST1"))
+    # something that never fires holds the first mail no longer than the group interval
+    state = GroupState()
+    advance(state, 0, fired("oss02"), {}, TIMING, expecting=True)
+    assert advance(state, 290, [], {}, TIMING, expecting=True) is None
+    assert advance(state, 300, [], {}, TIMING, expecting=True).kind == "firing"
+
+
+def test_a_muted_member_whose_cause_clears_first_is_no_news_of_its_own():
+    rounds = {
+        0: (fired("oss02", "OST1"), {"OST1": "muted: oss02 is down"}),
+        400: (resolved("oss02"), {}),  # the server is back; OST1's clear time still runs
+        460: (resolved("OST1"), {}),
+    }
+    mails, _ = run(rounds)
+    assert mails == [(30, "firing", ("oss02", "OST1")), (460, "resolved", ())]
+
+
 def test_no_resolution_without_a_firing_when_the_group_ends_within_its_wait():
     mails, state = run({0: (fired("OST1", "OST2"), {}), 20: (resolved("OST1", "OST2"), {})})
     assert mails == []
