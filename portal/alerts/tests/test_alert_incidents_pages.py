@@ -270,3 +270,23 @@ def test_a_rule_says_how_its_alerts_are_grouped(client, world):
         "VG degraded": "array",
         "VG failed": "auto",
     }
+
+
+def test_an_incident_not_mailed_yet_says_it_waits_and_an_ended_one_how_long_it_lasted(
+    client, incident
+):
+    IncidentGroup.objects.filter(pk=incident.pk).update(status=GroupStatus.PENDING)
+    viewer = signed_in(client, "viewer")
+    assert "Waiting to be mailed" in viewer.get("/alerts/").content.decode()
+    Event.objects.filter(group=incident).update(
+        status=EventStatus.RESOLVED, resolved=T0 + timedelta(minutes=40)
+    )
+    IncidentGroup.objects.filter(pk=incident.pk).update(
+        status=GroupStatus.RESOLVED, resolved=T0 + timedelta(minutes=40)
+    )
+    assert viewer.get("/alerts/").context["incidents"] == []  # over: in its page and the API
+    html = signed_in(client, "operator").get(f"/alerts/incidents/{incident.pk}/").content
+    html = html.decode()
+    assert "Resolved" in html and "lasted 40\xa0minutes" in html
+    assert "muted: oss02 is down" not in html  # a resolved alert is no longer muted
+    assert "Acknowledge the incident" not in html  # over: nothing left to acknowledge
