@@ -334,7 +334,7 @@ def silence_end(request, pk: int):
 @require_safe
 def history(request):
     form = HistoryFilter(request.GET or None)
-    events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule")
+    events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule", "group")
     if form.is_valid():
         data = form.cleaned_data
         if data["object"]:

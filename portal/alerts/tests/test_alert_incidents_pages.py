@@ -188,10 +188,13 @@ def test_the_incident_page_shows_its_alerts_and_the_mail_it_sent(client, inciden
     assert client.get("/alerts/incidents/999999/").status_code == 404
 
 
-def test_an_event_page_links_to_its_incident(client, incident):
+def test_an_event_page_and_the_history_link_to_its_incident(client, incident):
     event = incident.members_by_label["scratch-OST0001"]
-    html = signed_in(client, "viewer").get(f"/alerts/events/{event.pk}/").content.decode()
+    viewer = signed_in(client, "viewer")
+    html = viewer.get(f"/alerts/events/{event.pk}/").content.decode()
     assert f'href="/alerts/incidents/{incident.pk}/"' in html
+    history = viewer.get("/alerts/history/").content.decode()
+    assert history.count(f'href="/alerts/incidents/{incident.pk}/"') == 4  # each of its alerts
 
 
 def test_the_api_lists_incidents_with_their_alerts_and_mails(client, incident):
