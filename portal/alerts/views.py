@@ -1,8 +1,8 @@
 """Pages of the alerts app: the alert console (the incidents that fire, each with its alerts;
 rules with their backtest, silences, history), an incident with the mail it sent, the mail
-settings with a test mail and, in the demo, the mail the
-appliance sent. Views look things up, call a service and render; operators change rules,
-acknowledge and silence, viewers read."""
+settings with a test mail and, in the demo, the mail the appliance sent. Views look things
+up, call a service and render; operators change rules, acknowledge and silence, viewers
+read."""
 
 from __future__ import annotations
 

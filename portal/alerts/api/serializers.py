@@ -14,7 +14,7 @@ from portal.alerts.models import (
     Silence,
     Transition,
 )
-from portal.alerts.views import members_as_shown  # until services.incidents has it
+from portal.alerts.views import members_as_shown
 
 
 class RuleSerializer(serializers.ModelSerializer):
