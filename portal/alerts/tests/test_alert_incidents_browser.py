@@ -1,7 +1,7 @@
 """A grouped incident in Chromium: oss02 goes down and its OSTs run on oss01. The default rules
 fire for the server and for each OST; the Alerts page shows one incident (the server first, the
 OSTs muted by it), an operator opens it and acknowledges it as one, and the one mail it sent is
-read where the demo's mail server keeps it. The alert rounds run in-process over the SSU's real
+read where the demo's mail server keeps it; once oss02 is back, one more mail says it is over. The alert rounds run in-process over the SSU's real
 inventory rows, coloured by hand as the health engine would; no virtual rack."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from portal.alerts.models import Event, IncidentGroup, Rule
 from portal.alerts.tests.conftest import free_port
 from portal.alerts.tests.test_alert_console_browser import sign_in
 from portal.alerts.tests.test_alert_evaluation import health, round_at
+from portal.health.models import HealthStatus
 from portal.inventory.models import SSU, Target
 from portal.inventory.services import save_plans
 from portal.inventory.tests.conftest import load_spec
@@ -162,3 +163,20 @@ def test_a_server_down_is_one_incident_acknowledged_as_one_and_one_mail(
         .endswith(f"/alerts/incidents/{group.pk}/")
     )
     page.screenshot(path=str(screenshot_dir / "incident-6-mail.png"), full_page=True)
+
+    # oss02 is back and its OSTs with it: one mail says the incident is over, how long each
+    # alert lasted.
+    for row in HealthStatus.objects.filter(kind__in=["server", "target"]):
+        health(row.key, row.kind, row.name, parent=row.parent_key)
+    for seconds in range(130, 260, 10):
+        round_at(seconds)
+    page.goto(f"{url}/alerts/settings/mail/")
+    subjects = page.locator("table a").all_inner_texts()
+    assert len(subjects) == 2 and subjects[0].startswith(
+        f"[Ostara CRITICAL] ssu01: {alerts} alerts resolved"
+    )
+    page.get_by_role("link", name=subjects[0]).click()
+    page.get_by_role("heading", level=1).wait_for()
+    page.goto(url + page.locator("iframe.mail-preview").get_attribute("src"))
+    assert "Lasted" in page.locator("table").inner_text()
+    page.screenshot(path=str(screenshot_dir / "incident-7-resolved-mail.png"), full_page=True)
