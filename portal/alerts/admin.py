@@ -1,17 +1,26 @@
 """Admin pages of the alerts app: rules are edited here until the alert console exists; events,
-their transitions and the mail outbox are read-only (the engine and the outbox write them)."""
+their transitions, incident groups, their mails and the mail outbox are read-only (the engine
+and the outbox write them)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from portal.alerts.models import Delivery, Event, Rule, Transition
+from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
 
 
 @admin.register(Rule)
 class RuleAdmin(admin.ModelAdmin):
-    list_display = ("name", "severity", "condition", "enabled", "for_seconds", "repeat_seconds")
-    list_filter = ("severity", "condition", "enabled")
+    list_display = (
+        "name",
+        "severity",
+        "condition",
+        "enabled",
+        "for_seconds",
+        "repeat_seconds",
+        "group_by",
+    )
+    list_filter = ("severity", "condition", "enabled", "group_by")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -36,7 +45,26 @@ class TransitionAdmin(ReadOnlyAdmin):
     list_display = ("event", "kind", "at")
 
 
+@admin.register(GroupMail)
+class GroupMailAdmin(ReadOnlyAdmin):
+    list_display = ("group", "kind", "at")
+
+
+@admin.register(IncidentGroup)
+class IncidentGroupAdmin(ReadOnlyAdmin):
+    list_display = ("label", "severity", "status", "opened", "resolved", "acknowledged_by")
+    search_fields = ("label", "key")
+
+
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnlyAdmin):
-    list_display = ("transition", "address", "status", "attempts", "next_attempt", "sent_at")
+    list_display = (
+        "group_mail",
+        "transition",
+        "address",
+        "status",
+        "attempts",
+        "next_attempt",
+        "sent_at",
+    )
     list_filter = ("status",)

@@ -433,8 +433,8 @@ def advance_groups(
         if group.acknowledged_at:
             state.acknowledged = True  # as acknowledge_group stored it
         group.state = state.as_dict()
-        if events:
-            worst = min(events.values(), key=lambda e: e.severity != Severity.CRITICAL)
+        if events:  # the worst of what fires now; of everything, once all resolved
+            worst = min(firing or events.values(), key=lambda e: e.severity != Severity.CRITICAL)
             group.severity = worst.severity
         if state.over:
             group.status, group.resolved = GroupStatus.RESOLVED, moment

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from portal.alerts.choices import EventStatus, GroupStatus, Severity
 from portal.alerts.models import Event, GroupMail, IncidentGroup
+from portal.alerts.services.evaluation import acknowledge
 from portal.alerts.services.observation import HealthIndex
 
 OPEN = (GroupStatus.PENDING, GroupStatus.FIRING)
@@ -63,8 +64,6 @@ def acknowledge_group(group: IncidentGroup, user, comment: str = "") -> int:
     """Stop the reminders of an open group and of each of its firing members; say who and why.
     Returns how many members were acknowledged. Raises ``ValueError`` (the reason in words)
     when the group is over or acknowledged already."""
-    from portal.alerts.services.evaluation import acknowledge  # the per-event step
-
     if group.status not in OPEN:
         raise ValueError("only an open incident can be acknowledged")
     if group.acknowledged_at:
