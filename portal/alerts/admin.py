@@ -1,12 +1,12 @@
 """Admin pages of the alerts app: rules are edited here until the alert console exists; events,
-their transitions, incident groups, their mails and the mail outbox are read-only (the engine
-and the outbox write them)."""
+their transitions and the mail outbox are read-only (the engine and the outbox write them).
+Incident groups and their mails are shown on the Alerts pages."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
+from portal.alerts.models import Delivery, Event, Rule, Transition
 
 
 @admin.register(Rule)
@@ -43,17 +43,6 @@ class EventAdmin(ReadOnlyAdmin):
 @admin.register(Transition)
 class TransitionAdmin(ReadOnlyAdmin):
     list_display = ("event", "kind", "at")
-
-
-@admin.register(GroupMail)
-class GroupMailAdmin(ReadOnlyAdmin):
-    list_display = ("group", "kind", "at")
-
-
-@admin.register(IncidentGroup)
-class IncidentGroupAdmin(ReadOnlyAdmin):
-    list_display = ("label", "severity", "status", "opened", "resolved", "acknowledged_by")
-    search_fields = ("label", "key")
 
 
 @admin.register(Delivery)

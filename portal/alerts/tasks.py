@@ -26,6 +26,7 @@ def evaluate() -> dict:
     return {
         "rules": result.rules,
         "transitions": len(result.transitions),
+        "incident_mails": len(result.mails),
         "seconds": round(result.seconds, 3),
         "sent": len(sent.sent),
     }

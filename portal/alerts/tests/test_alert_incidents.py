@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from portal.alerts import defaults
+from portal.alerts import conditions, defaults
 from portal.alerts.choices import EventStatus, GroupStatus
 from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule
+from portal.alerts.services.evaluation import TargetPlaces, place
 from portal.alerts.services.incidents import acknowledge_group, active_incidents
+from portal.alerts.services.observation import HealthIndex
 from portal.alerts.tests.test_alert_evaluation import (
     T0,
     health,
@@ -259,3 +261,51 @@ def test_a_failed_drawer_is_one_mail_with_its_volume_groups_muted(rack, smtp):
     )
     text = text_of(smtp.mailbox.messages[0])
     assert text.count("muted: ssu01-a has failed parts: drawer 3 of enclosure 1") == len(osts)
+
+
+def test_a_rule_s_group_by_names_the_place_its_alerts_share(rack):
+    health_index = HealthIndex.load()
+    places = TargetPlaces.load()
+    target = rack.on("ssu01-a")[0]
+    array = f"storagearray:{rack.arrays['ssu01-a'].pk}"
+    server = f"server:{rack.servers['oss01'].pk}"
+    filesystem = health_index.ancestry(rack.ssu)[-1]
+
+    def key(group_by: str, object_key: str) -> str:
+        return place(group_by, object_key, health_index, places)
+
+    assert key("auto", f"target:{target.pk}") == rack.ssu
+    assert key("auto", server) == rack.ssu  # the SSU, not the server pair inside it
+    assert key("array", f"target:{target.pk}") == array
+    assert key("array", array) == array
+    assert key("array", server) == rack.ssu  # no array: as auto
+    assert key("filesystem", server) == filesystem
+    assert key("auto", filesystem) == filesystem
+    assert key("pair", filesystem) == ""  # never the whole filesystem: its own incident
+    assert key("object", server) == ""
+
+
+def test_an_alert_that_fired_before_grouping_resolves_in_one_incident_mail(rack, smtp):
+    vg = rule()
+    target = rack.targets[0]
+    rack.target(target, "orange", volume_group="degraded", reasons=["vg degraded"])
+    round_at(0)
+    # as an upgrade finds it: firing, mailed on its own, in no incident group
+    Event.objects.update(group=None)
+    IncidentGroup.objects.all().delete()
+    rack.target(target)
+    rounds(10, 100)
+    assert smtp.mailbox.subjects() == [
+        f"[Ostara WARNING] ssu01: 1 alert resolved – {target.label}: vg degraded"
+    ]
+    assert Event.objects.get(rule=vg).group.status == GroupStatus.RESOLVED
+
+
+def test_job_marks_hold_health_conditions_and_a_lost_redundant_part_is_one():
+    lost = {"redundancy": ["BMC of oss01 does not answer"]}
+    assert conditions.health_holds("redundancy", "orange", lost)
+    assert not conditions.health_holds("redundancy", "green", {"redundancy": []})
+    moving = {"on_partner": True, "moving": {"job": 4, "title": "Fail back oss02"}}
+    building = {"own_status": "red", "building": {"job": 2, "title": "Build ssu01"}}
+    assert not conditions.health_holds("on_partner", "orange", moving)
+    assert not conditions.health_holds("red", "red", building)

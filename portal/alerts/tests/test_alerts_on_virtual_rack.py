@@ -3,8 +3,9 @@ the default rules and a real SMTP server on loopback, evaluated as the periodic 
 health evaluation, then the alert round and the outbox):
 
 - a failed drive: exactly one "firing" mail for its SSU naming the OST, the drive and the
-  volume group, one reminder once the repeat interval has passed, none after the
-  acknowledgement, one "resolved" mail when the drive is replaced;
+  volume group (its "volume group" and "redundancy lost" alerts together), one reminder once
+  the repeat interval has passed, none after the acknowledgement, one "resolved" mail when the
+  drive is replaced;
 - a crashed OSS: one mail for its SSU, the server's alert with its targets' alerts muted in it.
 
 The group wait is 0 here (the rack's seconds are precious); the grouping's timing is tested in
@@ -63,8 +64,6 @@ def test_alert_mail_from_a_virtual_rack(virtual_rack, metrics_db, client, world,
     virtual_rack_thresholds()
     Rule.objects.update(extra_addresses="ops@example.org")
     Rule.objects.filter(builtin="volume-group").update(repeat_seconds=REPEAT, clear_seconds=0)
-    # A degraded volume group is a lost redundancy too: its mail is the volume group rule's.
-    Rule.objects.filter(builtin="redundancy-lost").update(enabled=False)
     client.login(username="viewer", password="pw-viewer-123!")
     virtual_rack.start(settings.INFLUXDB_URL, metrics_db, tmp_path / "spool")
     wait_for(client, {("filesystem", "scratch"): "green"}, 60)
@@ -77,8 +76,9 @@ def test_alert_mail_from_a_virtual_rack(virtual_rack, metrics_db, client, world,
     location, group = drive_location("ssu01-a", 0, 2, 5)
     wait_for(client, {("target", "scratch-OST0002"): ("orange", group)}, 6 * SENSOR_INTERVAL)
     run_until(smtp, 1, 2 * settings.HEALTH_EVALUATE_SECONDS)
+    # One mail, however many rules the fault trips (the volume group's, its lost redundancy).
     (firing,) = smtp.mailbox.messages
-    assert smtp.mailbox.subjects()[0].startswith("[Ostara WARNING] ssu01: 1 alert – ")
+    assert smtp.mailbox.subjects()[0].startswith("[Ostara WARNING] ssu01: ")
     assert "scratch-OST0002" in text(firing)
     assert location in text(firing) and group in text(firing)
 
