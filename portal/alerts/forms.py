@@ -8,7 +8,7 @@ from django import forms
 from django.utils import timezone
 
 from portal.alerts import conditions
-from portal.alerts.choices import ConditionKind, ScopeKind
+from portal.alerts.choices import ConditionKind, GroupBy, ScopeKind
 from portal.alerts.models import MailRelaySettings, Rule, Silence, split_addresses
 from portal.alerts.services.evaluation import users_with_mail
 from portal.health.choices import NodeKind
@@ -40,6 +40,7 @@ class RuleForm(forms.ModelForm):
             "repeat_seconds",
             "scope",
             "scope_value",
+            "group_by",
             "recipients",
             "extra_addresses",
         ]
@@ -51,6 +52,7 @@ class RuleForm(forms.ModelForm):
             "percent_of": "As a percentage of",
             "scope_value": "Which one",
             "extra_addresses": "Other addresses",
+            "group_by": "One incident (one mail) per",
         }
         widgets = {
             "recipients": forms.CheckboxSelectMultiple,
@@ -71,6 +73,8 @@ class RuleForm(forms.ModelForm):
         self.fields["recipients"].error_messages["invalid_choice"] = (
             "user %(value)s cannot receive alert mail: no e-mail address, or not active"
         )
+        # Rules written before grouping, by a script or a saved form, leave it out: the default.
+        self.fields["group_by"].required = False
         for name in self.DURATIONS:
             self.fields[name] = forms.IntegerField(
                 label=self.fields[name].label,
@@ -96,6 +100,7 @@ class RuleForm(forms.ModelForm):
             self._clean_metric(data, condition)
         self._clean_scope(data)
         self._clean_addresses(data)
+        data["group_by"] = data.get("group_by") or GroupBy.AUTO
         return data
 
     def _clean_metric(self, data: dict, condition: str) -> None:

@@ -11,6 +11,12 @@ urlpatterns = [
     path("panel/", views.panel, name="panel"),
     path("events/<int:pk>/", views.event_detail, name="event"),
     path("events/<int:pk>/acknowledge/", views.acknowledge_event, name="acknowledge"),
+    path("incidents/<int:pk>/", views.incident_detail, name="incident"),
+    path(
+        "incidents/<int:pk>/acknowledge/",
+        views.acknowledge_incident,
+        name="incident-acknowledge",
+    ),
     path("rules/", views.rules, name="rules"),
     path("rules/new/", views.rule_edit, name="rule-new"),
     path("rules/<int:pk>/", views.rule_edit, name="rule"),

@@ -1,7 +1,8 @@
-"""Pages of the alerts app: the alert console (active alerts, rules with their backtest,
-silences, history), the mail settings with a test mail and, in the demo, the mail the
-appliance sent. Views look things up, call a service and render; operators change rules,
-acknowledge and silence, viewers read."""
+"""Pages of the alerts app: the alert console (the incidents that fire, each with its alerts;
+rules with their backtest, silences, history), an incident with the mail it sent, the mail
+settings with a test mail and, in the demo, the mail the appliance sent. Views look things
+up, call a service and render; operators change rules, acknowledge and silence, viewers
+read."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -26,7 +28,7 @@ from portal.accounts.choices import Role
 from portal.accounts.models import Preferences
 from portal.accounts.services import has_role
 from portal.alerts import mail as mail_transport
-from portal.alerts.choices import EventStatus
+from portal.alerts.choices import EventStatus, Severity
 from portal.alerts.forms import (
     AcknowledgeForm,
     BacktestForm,
@@ -35,9 +37,18 @@ from portal.alerts.forms import (
     RuleForm,
     SilenceForm,
 )
-from portal.alerts.models import Delivery, Event, MailRelaySettings, Rule, Silence, Transition
+from portal.alerts.models import (
+    Delivery,
+    Event,
+    IncidentGroup,
+    MailRelaySettings,
+    Rule,
+    Silence,
+    Transition,
+)
 from portal.alerts.services.backtest import backtest
 from portal.alerts.services.evaluation import acknowledge, active_events, retire
+from portal.alerts.services.incidents import acknowledge_group, active_incidents, incident
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
 from portal.single_row.page import single_row_settings
 
@@ -81,11 +92,16 @@ def active(request):
         )
         return redirect("alerts:active")
     pending = Event.objects.filter(status=EventStatus.PENDING).select_related("rule")
+    incidents = active_incidents()
+    for group in incidents:
+        group.members = members_as_shown(group)
     return _console(
         request,
         "alerts/active.html",
         {
-            "events": active_events(),
+            "incidents": incidents,
+            # Events that fired before alerts were grouped belong to no incident.
+            "ungrouped": [event for event in active_events() if event.group_id is None],
             "pending": pending,
             "preferences": preferences,
             "acknowledge_form": AcknowledgeForm(),
@@ -115,26 +131,85 @@ def panel(request):
 def acknowledge_event(request, pk: int):
     _require_operator(request)
     event = get_object_or_404(Event, pk=pk)
+
+    def act(comment: str) -> str:
+        acknowledge(event, request.user, comment)
+        return "acknowledged, no more reminders."
+
+    return _acknowledged(request, event.object_label, act)
+
+
+def _acknowledged(request, label: str, act) -> HttpResponse:
+    """Run ``act(comment)`` with the form's comment; say what it did (or why not) and go back
+    to the page the form was on."""
     form = AcknowledgeForm(request.POST)
     if form.is_valid():
         try:
-            acknowledge(event, request.user, form.cleaned_data["comment"])
+            done = act(form.cleaned_data["comment"])
         except ValueError as error:
-            messages.error(request, f"{event.object_label}: {error}")
+            messages.error(request, f"{label}: {error}")
         else:
-            messages.success(request, f"{event.object_label}: acknowledged, no more reminders.")
+            messages.success(request, f"{label}: {done}")
     else:
         messages.error(request, f"comment: {' '.join(form.errors['comment'])}")
+    return redirect(_back(request))
+
+
+def members_as_shown(group: IncidentGroup) -> list[Event]:
+    """The group's alerts as its mail lists them: the causes first (not muted, critical first,
+    earliest first), the muted after them; each with ``muted``, why it is muted ("" if not)."""
+    told = (group.state or {}).get("members", {})
+    members = list(group.events.all())
+    for event in members:
+        event.muted = (
+            told.get(str(event.pk), {}).get("muted", "")
+            if event.status == EventStatus.FIRING
+            else ""
+        )
+    return sorted(
+        members,
+        key=lambda e: (bool(e.muted), e.severity != Severity.CRITICAL, e.opened, e.pk),
+    )
+
+
+@require_safe
+def incident_detail(request, pk: int):
+    """One incident: its alerts, linked to their objects and events, and every mail it sent."""
+    try:
+        group = incident(pk)
+    except IncidentGroup.DoesNotExist:
+        raise Http404("no such incident") from None
+    group.members = members_as_shown(group)
+    return _console(
+        request, "alerts/incident.html", {"group": group, "acknowledge_form": AcknowledgeForm()}
+    )
+
+
+@require_POST
+def acknowledge_incident(request, pk: int):
+    """Acknowledge the incident and each of its firing alerts: no more reminders."""
+    _require_operator(request)
+    group = get_object_or_404(IncidentGroup, pk=pk)
+
+    def act(comment: str) -> str:
+        count = acknowledge_group(group, request.user, comment)
+        return f"acknowledged with its {count} firing alert{pluralize(count)}, no more reminders."
+
+    return _acknowledged(request, group.label, act)
+
+
+def _back(request) -> str:
+    """Where a form posted from a page goes back to: that page, or the Alerts page."""
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, {request.get_host()}):
         back = reverse("alerts:active")
-    return redirect(back)
+    return back
 
 
 @require_safe
 def event_detail(request, pk: int):
     event = get_object_or_404(
-        Event.objects.select_related("rule", "acknowledged_by").prefetch_related(
+        Event.objects.select_related("rule", "acknowledged_by", "group").prefetch_related(
             Prefetch(
                 "transitions",
                 queryset=Transition.objects.prefetch_related(
@@ -259,7 +334,7 @@ def silence_end(request, pk: int):
 @require_safe
 def history(request):
     form = HistoryFilter(request.GET or None)
-    events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule")
+    events = Event.objects.exclude(status=EventStatus.PENDING).select_related("rule", "group")
     if form.is_valid():
         data = form.cleaned_data
         if data["object"]:

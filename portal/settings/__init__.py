@@ -352,6 +352,10 @@ SPECTACULAR_SETTINGS = {
         "HealthStatusEnum": "portal.health.choices.Status",
         "HealthNodeKindEnum": "portal.health.choices.NodeKind",
         "JobStateEnum": "portal.jobs.choices.JobState",
+        # An alert, an incident and a mail's delivery each have a status of their own.
+        "EventStatusEnum": "portal.alerts.choices.EventStatus",
+        "IncidentStatusEnum": "portal.alerts.choices.GroupStatus",
+        "DeliveryStatusEnum": "portal.alerts.choices.DeliveryStatus",
     },
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",

@@ -57,6 +57,7 @@ PAGES: dict[str, dict[str, str]] = {
     # The user's own choice of which alerts are mailed to them.
     "alerts:active": {**READ, "POST": VIEWER},
     "alerts:acknowledge": ACTION,
+    "alerts:incident-acknowledge": ACTION,
     "alerts:rule-new": OPERATIONS,
     "alerts:rule": OPERATIONS,
     "alerts:rule-delete": ACTION,
@@ -105,6 +106,8 @@ PAGE_KWARGS = {
     "jobs:job-retry": lambda w: {"pk": w["job"].pk},
     "alerts:event": lambda w: {"pk": w["event"].pk},
     "alerts:acknowledge": lambda w: {"pk": w["event"].pk},
+    "alerts:incident": lambda w: {"pk": w["incident"].pk},
+    "alerts:incident-acknowledge": lambda w: {"pk": w["incident"].pk},
     "alerts:rule": lambda w: {"pk": w["rule"].pk},
     "alerts:rule-delete": lambda w: {"pk": w["rule"].pk},
     "alerts:silence-end": lambda w: {"pk": w["silence"].pk},
@@ -152,6 +155,7 @@ BODIES = {
         "reason": "matrix",
     },
     "alerts:acknowledge": lambda w: {"comment": "seen by the matrix"},
+    "alerts:incident-acknowledge": lambda w: {"comment": "seen by the matrix"},
     "alerts:mail": lambda w: {"address": "someone@example.com"},
     "alerts:mail-relay": lambda w: {
         "host": "relay.example.org",
@@ -173,6 +177,7 @@ BODIES = {
         "health_state": HealthCondition.RED,
     },
     "event-acknowledge": lambda w: {"comment": "seen"},
+    "incidentgroup-acknowledge": lambda w: {"comment": "seen"},
     "silence-list": lambda w: {
         "object_key": "server:1",
         "object_label": "oss01",

@@ -38,8 +38,23 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from portal.accounts.choices import Role
-from portal.alerts.choices import ConditionKind, HealthCondition, Severity, TransitionKind
-from portal.alerts.models import Delivery, Event, Rule, Silence, Transition
+from portal.alerts.choices import (
+    ConditionKind,
+    GroupMailKind,
+    GroupStatus,
+    HealthCondition,
+    Severity,
+    TransitionKind,
+)
+from portal.alerts.models import (
+    Delivery,
+    Event,
+    GroupMail,
+    IncidentGroup,
+    Rule,
+    Silence,
+    Transition,
+)
 from portal.analytics.models import AnalyticsSettings
 from portal.console.choices import KIND_SET_PARAM, Act, ObjectKind, Via
 from portal.console.models import AuditEntry, DriveReplacement, Maintenance
@@ -432,6 +447,12 @@ def matrix(world, rack_inventory, metrics_db, settings, tmp_path, monkeypatch): 
     )
     transition = Transition.objects.create(event=event, kind=TransitionKind.FIRING)
     Delivery.objects.create(transition=transition, address="ops@example.com")
+    incident = IncidentGroup.objects.create(
+        key="ssu:1", label="ssu01", severity=Severity.WARNING, status=GroupStatus.FIRING
+    )
+    Event.objects.filter(pk=event.pk).update(group=incident)
+    mail = GroupMail.objects.create(group=incident, kind=GroupMailKind.FIRING)
+    Delivery.objects.create(group_mail=mail, address="ops@example.com")
     silence = Silence.objects.create(
         object_key="server:2",
         object_label="oss02",
@@ -478,6 +499,7 @@ def matrix(world, rack_inventory, metrics_db, settings, tmp_path, monkeypatch): 
         "audit": audit,
         "rule": rule,
         "event": event,
+        "incident": incident,
         "silence": silence,
         "survey": stored_survey(1000.0),
         "mail_key": caught.add(message),

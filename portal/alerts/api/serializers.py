@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from portal.alerts.forms import RuleForm, SilenceForm
-from portal.alerts.models import Event, Rule, Silence, Transition
+from portal.alerts.models import (
+    Delivery,
+    Event,
+    GroupMail,
+    IncidentGroup,
+    Rule,
+    Silence,
+    Transition,
+)
+from portal.alerts.views import members_as_shown
 
 
 class RuleSerializer(serializers.ModelSerializer):
@@ -70,8 +80,9 @@ class TransitionSerializer(serializers.ModelSerializer):
 
 class EventSerializer(serializers.ModelSerializer):
     rule = serializers.CharField(source="rule.name", read_only=True)
+    # null until someone acknowledges it
     acknowledged_by = serializers.CharField(
-        source="acknowledged_by.username", read_only=True, default=None
+        source="acknowledged_by.username", read_only=True, default=None, allow_null=True
     )
     transitions = TransitionSerializer(many=True, read_only=True)
 
@@ -92,6 +103,67 @@ class EventSerializer(serializers.ModelSerializer):
             "acknowledged_at",
             "acknowledge_comment",
             "transitions",
+        ]
+
+
+class MemberSerializer(EventSerializer):
+    """An alert of an incident (``muted``: why it is not mailed on its own, "" if it is not)."""
+
+    muted = serializers.CharField(read_only=True)
+
+    class Meta(EventSerializer.Meta):
+        fields = [name for name in EventSerializer.Meta.fields if name != "transitions"]
+        fields.insert(fields.index("summary") + 1, "muted")
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Delivery
+        fields = ["address", "status", "attempts", "sent_at", "last_error"]
+
+
+class GroupMailSerializer(serializers.ModelSerializer):
+    """A mail of an incident: its kind, when, the alerts it told of (as it told of them), and
+    to whom it went."""
+
+    deliveries = DeliverySerializer(many=True, read_only=True)
+    members = serializers.ListField(child=serializers.DictField(), read_only=True)
+
+    class Meta:
+        model = GroupMail
+        fields = ["kind", "at", "members", "deliveries"]
+
+
+class IncidentSerializer(serializers.ModelSerializer):
+    """An incident: the alerts that share their cause's place, mailed as one; ``members`` as
+    its mail lists them (the causes first, the muted after them)."""
+
+    # null until someone acknowledges it
+    acknowledged_by = serializers.CharField(
+        source="acknowledged_by.username", read_only=True, default=None, allow_null=True
+    )
+    members = serializers.SerializerMethodField()
+    mails = GroupMailSerializer(many=True, read_only=True)
+
+    @extend_schema_field(MemberSerializer(many=True))
+    def get_members(self, group: IncidentGroup) -> list[dict]:
+        return MemberSerializer(members_as_shown(group), many=True).data
+
+    class Meta:
+        model = IncidentGroup
+        fields = [
+            "id",
+            "key",
+            "label",
+            "severity",
+            "status",
+            "opened",
+            "resolved",
+            "acknowledged_by",
+            "acknowledged_at",
+            "acknowledge_comment",
+            "members",
+            "mails",
         ]
 
 

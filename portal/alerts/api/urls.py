@@ -6,6 +6,7 @@ from portal.alerts.api import views
 
 ROUTES = [
     ("alert-rules", views.RuleViewSet),
+    ("alert-incidents", views.IncidentViewSet),
     ("alert-events", views.EventViewSet),
     ("alert-silences", views.SilenceViewSet),
 ]
