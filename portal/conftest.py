@@ -286,3 +286,20 @@ def screenshot_dir() -> Path:
     path = REPO / "test-results" / "screenshots"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture
+def smtp(settings):
+    """A real SMTP server on loopback that the portal's mail settings point at; its
+    ``mailbox`` keeps what it accepted."""
+    from portal.tests.smtp import SmtpServer, free_port
+
+    server = SmtpServer(free_port())
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_USE_TLS = False
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    settings.EMAIL_TIMEOUT = 5
+    server.start()
+    yield server
+    server.stop()

@@ -414,8 +414,27 @@ def advance_groups(
         events = {str(event.pk): event for event in members[group.pk]}
         firing = [event for event in events.values() if event.status == EventStatus.FIRING]
         muted = {}
+        # An object whose alert the group has told already: its other alerts of no higher
+        # severity add no news (a server fenced after its red alert: its sensor falls silent).
+        told: dict[str, Event] = {}
+        for pk, member in state.members.items():
+            if member.told and member.firing and not member.muted and pk in events:
+                other = events[pk]
+                if other.object_key and (
+                    other.object_key not in told or other.severity == Severity.CRITICAL
+                ):
+                    told[other.object_key] = other
         for event in firing:
             reason = inhibition(event, firing, health, places)
+            known = state.members.get(str(event.pk))
+            before = told.get(event.object_key)
+            if (
+                not reason
+                and before is not None
+                and not (known and known.told)
+                and (before.severity == Severity.CRITICAL or event.severity == Severity.WARNING)
+            ):
+                reason = f"muted: told already by its alert '{before.rule.name}'"
             window = routing.silencing(
                 windows, health.ancestry(event.object_key) or [event.object_key], epoch
             )

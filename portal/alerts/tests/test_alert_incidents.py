@@ -152,6 +152,39 @@ def test_with_the_default_rules_the_first_mail_waits_for_the_targets_moving_to_t
     assert text.count("muted: oss02 is down") == len(moved)
 
 
+def test_a_server_red_then_fenced_is_one_mail_and_its_silence_no_news(rack, smtp):
+    """Every SAS path lost: the server is red and mailed; its partner then fences it and its
+    sensor falls silent, its targets move. Nothing of that is a second mail."""
+    default_rules()
+    rack.server("oss02", "red", reasons=["every SAS path to ssu01-b is down"])
+    rounds(0, 100)
+    assert kinds(smtp) == ["Firing"]
+    moved = server_down(rack)
+    rack.server("oss02", "red", down=True, failed_over=True, silent=True, reasons=["fenced"])
+    rounds(100, 700)
+    assert kinds(smtp) == ["Firing"]
+    assert len(IncidentGroup.objects.get().mails.get().members) == 1
+    server_back(rack)
+    rounds(700, 800)
+    assert kinds(smtp) == ["Firing", "Resolved"]
+    resolved = text_of(smtp.mailbox.messages[1])
+    assert "Sensor silent" in resolved and "told already by its alert 'Anything red'" in resolved
+    assert all(target.label in resolved for target in moved)
+
+
+def test_a_server_orange_then_red_is_news(rack, smtp):
+    """A lost redundant part (a warning) mailed; the same server then turns red: the critical
+    alert goes out after the group interval, it is not muted by the warning."""
+    default_rules()
+    lost = ["fencing by PDU unavailable: PDU pdu1 outlet 3 does not answer"]
+    rack.server("oss01", "orange", redundancy=lost, reasons=lost)
+    rounds(0, 200)
+    rack.server("oss01", "red", redundancy=lost, reasons=["cannot be fenced", *lost])
+    rounds(200, 600)
+    assert kinds(smtp) == ["Firing", "More alerts"]
+    assert smtp.mailbox.subjects()[1].startswith("[Ostara CRITICAL] ssu01: 2 alerts, 1 new – ")
+
+
 def test_alerts_that_join_later_go_out_together_after_the_group_interval(rack, smtp):
     rule()
     first, second, third = rack.targets[:3]

@@ -12,7 +12,7 @@ from django.urls import reverse
 from portal.alerts.choices import ConditionKind, DeliveryStatus, Severity, TransitionKind
 from portal.alerts.models import Delivery, Event, MailRelaySettings, Rule, Transition
 from portal.alerts.services.outbox import deliver_due
-from portal.alerts.tests.conftest import SmtpServer, free_port
+from portal.tests.smtp import SmtpServer, free_port
 
 pytestmark = [
     pytest.mark.django_db,

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from portal.alerts.services.mail_settings import caught_mail
-from portal.alerts.tests.conftest import free_port
+from portal.tests.smtp import free_port
 
 pytestmark = pytest.mark.django_db
 
