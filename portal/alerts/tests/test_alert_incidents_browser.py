@@ -1,8 +1,9 @@
 """A grouped incident in Chromium: oss02 goes down and its OSTs run on oss01. The default rules
 fire for the server and for each OST; the Alerts page shows one incident (the server first, the
 OSTs muted by it), an operator opens it and acknowledges it as one, and the one mail it sent is
-read where the demo's mail server keeps it; once oss02 is back, one more mail says it is over. The alert rounds run in-process over the SSU's real
-inventory rows, coloured by hand as the health engine would; no virtual rack."""
+read where the demo's mail server keeps it; once oss02 is back, one more mail says it is over.
+The alert rounds run in-process over the SSU's real inventory rows, coloured by hand as the
+health engine would; no virtual rack."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from portal.console.choices import Act
 from portal.console.services import Author, Refused, cluster
 from portal.health import tasks as health_tasks
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
-from portal.health.tests.test_health_on_virtual_rack import api_nodes, shows, wait_for
+from portal.health.tests.test_health_on_virtual_rack import api_nodes, wait_for
 from portal.inventory.models import Server
 from portal.jobs.choices import JobState
 from portal.jobs.models import Job
@@ -190,20 +190,8 @@ def alert_round() -> None:
 
 
 def watch(client, expected: dict, seconds: float) -> dict:
-    """Run rounds until the health API shows every expected colour."""
-    deadline = time.monotonic() + seconds
-    while True:
-        alert_round()
-        nodes = api_nodes(client)
-        wrong = {
-            key: (nodes.get(key, {}).get("status"), nodes.get(key, {}).get("reasons"))
-            for key, wanted in expected.items()
-            if not shows(nodes.get(key, {}), wanted)
-        }
-        if not wrong:
-            return nodes
-        assert time.monotonic() < deadline, f"after {seconds:.0f} s still: {wrong}"
-        time.sleep(0.5)
+    """Run rounds, alerts and mail too, until the health API shows every expected colour."""
+    return wait_for(client, expected, seconds, evaluate=alert_round)
 
 
 def mails(smtp, since: int) -> Counter:

@@ -39,11 +39,12 @@ def shows(node: dict, wanted: str | tuple[str, str]) -> bool:
     )
 
 
-def wait_for(client, expected: dict, seconds: float) -> dict:
-    """Evaluate as the periodic task does until the API shows every expected colour."""
+def wait_for(client, expected: dict, seconds: float, evaluate=evaluate_and_store) -> dict:
+    """Evaluate as the periodic task does until the API shows every expected colour
+    (``evaluate``: what runs each round, the colours alone by default)."""
     deadline = time.monotonic() + seconds
     while True:
-        evaluate_and_store()
+        evaluate()
         nodes = api_nodes(client)
         wrong = {
             key: (nodes.get(key, {}).get("status"), nodes.get(key, {}).get("reasons"))
