@@ -76,10 +76,13 @@ DEFAULT_RULES = (
 )
 
 
-def install(rule_model, address: str) -> int:
-    """Create the default rules that do not exist yet; return how many were created."""
+def install(rule_model, address: str, only: tuple[str, ...] = ()) -> int:
+    """Create the default rules that do not exist yet (``only``: those of these ``builtin``
+    slugs); return how many were created."""
     created = 0
     for spec in DEFAULT_RULES:
+        if only and spec["builtin"] not in only:
+            continue
         if rule_model.objects.filter(builtin=spec["builtin"]).exists():
             continue
         if rule_model.objects.filter(name=spec["name"]).exists():

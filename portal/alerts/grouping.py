@@ -100,8 +100,9 @@ class GroupState:
         return [key for key, member in self.members.items() if member.firing and not member.muted]
 
     def repeat_seconds(self) -> float:
-        repeats = [m.repeat_seconds for m in self.members.values() if m.firing and m.repeat_seconds]
-        return min(repeats, default=0.0)
+        """The shortest repeat of the loud members: muted and silenced ones remind nobody."""
+        repeats = [self.members[key].repeat_seconds for key in self.loud()]
+        return min(filter(None, repeats), default=0.0)
 
 
 @dataclass(frozen=True)

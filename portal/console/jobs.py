@@ -134,6 +134,8 @@ register(
             "watch",
             "Follow the array until the volume group is optimal",
             _replacement_step(drives.watch),
+            # Hours of reconstruction: a second drive lost meanwhile must turn red and alert.
+            acts=False,
         ),
     ],
 )

@@ -38,6 +38,9 @@ class StepSpec:
     # False: running it twice may do harm (a second mkfs); a retry after it failed needs
     # someone to confirm the hosts were checked.
     idempotent: bool = True
+    # False: the step only watches (a drive's reconstruction, for hours); the job's marks
+    # (``Job.marks``) do not hold meanwhile, so a fault then is coloured and alerts as any.
+    acts: bool = True
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from kombu.exceptions import OperationalError
 
 from portal.jobs.choices import JobState, Mark, StepState
 from portal.jobs.models import FINISHED_STATES, Job, Step, TransitionError, object_key
-from portal.jobs.registry import job_kind
+from portal.jobs.registry import UnknownJobKind, job_kind
 from portal.jobs.tasks import run_job_task
 
 logger = logging.getLogger(__name__)
@@ -80,17 +80,37 @@ def create_job(
 
 
 def marking_jobs(grace_seconds: float) -> list[Job]:
-    """The jobs whose marks hold now, newest first: pending or running, or finished less than
-    ``grace_seconds`` ago (the sensors have not yet reported what it left)."""
+    """The jobs whose marks hold now, newest first: running (in a step that acts, not one that
+    only watches), or finished less than ``grace_seconds`` ago (the sensors have not yet
+    reported what it left). A pending job has touched nothing yet: only what it builds is
+    marked, which has no colour of its own before it is built."""
     since = timezone.now() - timedelta(seconds=grace_seconds)
-    return list(
+    jobs = (
         Job.objects.exclude(marks={})
         .filter(
             models.Q(state__in=[JobState.PENDING, JobState.RUNNING]) | models.Q(finished__gte=since)
         )
-        .only("pk", "title", "marks")
+        .only("pk", "kind", "title", "marks", "state")
         .order_by("-created", "-pk")
     )
+    holding = []
+    for job in jobs:
+        if job.state == JobState.PENDING:
+            job.marks = {key: how for key, how in job.marks.items() if how == Mark.BUILDS}
+        elif job.state == JobState.RUNNING and not _acting(job):
+            continue
+        if job.marks:
+            holding.append(job)
+    return holding
+
+
+def _acting(job: Job) -> bool:
+    """Whether the running step of a running job acts on its objects (not only watches)."""
+    step = job.steps.filter(state=StepState.RUNNING).values_list("name", flat=True).first()
+    try:
+        return step is None or job_kind(job.kind).step(step).acts
+    except UnknownJobKind:
+        return True
 
 
 def enqueue(job: Job) -> None:

@@ -32,6 +32,7 @@ from portal import influxdb as influx
 from portal.alerts import conditions, engine, grouping, routing
 from portal.alerts.choices import (
     ConditionKind,
+    DeliveryStatus,
     EventStatus,
     GroupBy,
     GroupStatus,
@@ -302,8 +303,9 @@ def inhibition(
     targets: TargetPlaces,
 ) -> str:
     """Why a firing target's alert is muted by a known cause in its group, or "": its server
-    is down or failed over (and that server's alert fires in the group), its array lost a part,
-    or its volume group failed (and its volume-group alert fires)."""
+    is down or failed over (and that server's alert fires in the group), or is healthy and
+    ready for failback (its "on partner"), its array lost a part (and the array's alert fires;
+    never a critical alert), or its volume group failed (and its volume-group alert fires)."""
     row = health.by_key.get(event.object_key)
     if row is None or row.kind != NodeKind.TARGET:
         return ""
@@ -313,12 +315,28 @@ def inhibition(
             return f"muted: {server.name} is down"
         if server.summary.get("failed_over") or server.summary.get("ready_for_failback"):
             return f"muted: {server.name} has failed over, its targets run on its partner"
+    if (
+        server is not None
+        and server.summary.get("ready_for_failback")
+        and event.rule.health_state == conditions.ON_PARTNER
+    ):
+        # Healthy, its targets waiting on the partner: the operator's failback to decide (a
+        # planned failover, or a repaired server), shown orange, not news by mail.
+        return f"muted: {server.name} is ready for failback"
     array = health.by_key.get(targets.array.get(event.object_key, ""))
-    if array is not None and array.summary.get("failed_parts"):
+    # A lost part (a drawer, a controller) whose alert fires explains its volume groups' lost
+    # redundancy, not an OST lost or red: a critical alert stays news.
+    explained_by_array = (
+        array is not None
+        and array.summary.get("failed_parts")
+        and any(other.object_key == array.key for other in firing)
+    )
+    if explained_by_array and event.severity != Severity.CRITICAL:
         return f"muted: {array.name} has failed parts: {', '.join(array.summary['failed_parts'])}"
     if (
         row.summary.get(conditions.VOLUME_GROUP) == VolumeGroupState.FAILED
         and event.rule.health_state != conditions.VOLUME_GROUP
+        and not explained_by_array  # its volume group's alert is muted itself then
         and any(
             other.object_key == event.object_key
             and other.rule.health_state == conditions.VOLUME_GROUP
@@ -338,13 +356,26 @@ class GroupRound:
     muted: dict[int, str] = field(default_factory=dict)  # event pk -> why it is muted
 
 
+# The deliveries of a mail that went out, or will: not silenced or folded into another.
+MAILED_DELIVERIES = (
+    DeliveryStatus.PENDING,
+    DeliveryStatus.SENDING,
+    DeliveryStatus.SENT,
+    DeliveryStatus.FAILED,
+)
+
+
 def advance_groups(
     happened: list[tuple[Event, str]], health: HealthIndex, moment: datetime
 ) -> GroupRound:
     """Put this round's firing events in their incident groups, advance every open group
     (``portal.alerts.grouping``) and write the mails that are due."""
     epoch = moment.timestamp()
-    groups = {group.key: group for group in IncidentGroup.objects.filter(status__in=OPEN_GROUPS)}
+    # Locked till the round commits: two rounds at once (a slow one and the next) advance a
+    # group one after the other, so its mail is written once (PostgreSQL; SQLite writes one
+    # transaction at a time anyway).
+    open_groups = IncidentGroup.objects.select_for_update().filter(status__in=OPEN_GROUPS)
+    groups = {group.key: group for group in open_groups}
     states = {key: grouping.GroupState.from_dict(group.state) for key, group in groups.items()}
     by_pk = {group.pk: group for group in groups.values()}
     notes: dict[str, list[grouping.MemberNote]] = defaultdict(list)
@@ -371,15 +402,22 @@ def advance_groups(
         return groups[key]
 
     def adopt(event: Event) -> None:
-        """An event that fired before grouping: its firing was mailed on its own."""
+        """An event that fired before grouping: told if its firing was mailed on its own (not
+        silenced or folded into a server's mail), so its resolution is mailed as one too."""
         group = group_of(event)
         state = states[group.key]
         if str(event.pk) not in state.members:
+            told = Delivery.objects.filter(
+                transition__event=event,
+                transition__kind=TransitionKind.FIRING,
+                status__in=MAILED_DELIVERIES,
+            ).exists()
             state.members[str(event.pk)] = grouping.Member(
-                since=event.opened.timestamp(), repeat_seconds=event.rule.repeat_seconds, told=True
+                since=event.opened.timestamp(), repeat_seconds=event.rule.repeat_seconds, told=told
             )
-            state.mailed = True
-            state.last_mailed = state.last_mailed or epoch
+            if told:
+                state.mailed = True
+                state.last_mailed = state.last_mailed or epoch
 
     for event in legacy:
         adopt(event)
@@ -401,13 +439,16 @@ def advance_groups(
     members: dict[int, list[Event]] = defaultdict(list)
     for event in Event.objects.filter(group__in=list(by_pk)).select_related("rule"):
         members[event.group_id].append(event)
-    # Alerts about to fire (their rule's "for" runs): a group of their place waits for them.
+    windows = active_windows(moment)
+    timing = group_timing()
+    # Alerts about to fire within a group interval (their rule's "for" runs): a group of their
+    # place waits for them; one with a long "for" (an hour's threshold) is not waited for.
     expected = {
         incident_key(event, health, places)[0]
         for event in Event.objects.filter(status=EventStatus.PENDING).select_related("rule")
+        if (event.timing_state.get("true_since") or epoch) + event.rule.for_seconds
+        <= epoch + timing.group_interval
     }
-    windows = active_windows(moment)
-    timing = group_timing()
     done = GroupRound()
     for key, group in groups.items():
         state = states[key]

@@ -237,6 +237,10 @@ def _member(row: dict, portal: str) -> dict:
         else row.get("muted") or value,
         "lasted": _duration(duration) if duration is not None else "",
         "link": portal + row["object_url"] if row.get("object_url") else "",
+        # The alert's own page: its history, its mails, its acknowledgement.
+        "event_link": portal + reverse("alerts:event", args=[row["event"]])
+        if row.get("event")
+        else "",
     }
 
 

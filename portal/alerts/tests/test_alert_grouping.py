@@ -140,6 +140,18 @@ def test_repeats_per_group_at_the_shortest_repeat_of_its_firing_members():
     ]
 
 
+def test_a_group_whose_members_are_all_silenced_reminds_nobody():
+    """Mailed, then a maintenance window silences every member: no "still firing" mail."""
+    silenced = {"oss01": "silenced: BIOS update", "OST1": "silenced: BIOS update"}
+    rounds = {
+        0: (fired("oss01", "OST1", repeat=600), {}),
+        100: ([], silenced),
+        2000: ([], None),
+    }
+    mails, _ = run(rounds)
+    assert [(t, kind) for t, kind, _ in mails] == [(30, "firing")]
+
+
 def test_an_acknowledged_group_sends_no_reminders():
     mails, state = run({0: (fired("oss01", repeat=600), {}), 100: ([], {})})
     state.acknowledged = True

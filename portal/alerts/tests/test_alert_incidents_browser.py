@@ -14,13 +14,13 @@ from portal.alerts import defaults
 from portal.alerts.choices import GroupStatus
 from portal.alerts.mailcatcher import MaildirHandler
 from portal.alerts.models import Event, IncidentGroup, Rule
-from portal.alerts.tests.conftest import free_port
 from portal.alerts.tests.test_alert_console_browser import sign_in
 from portal.alerts.tests.test_alert_evaluation import health, round_at
 from portal.health.models import HealthStatus
 from portal.inventory.models import SSU, Target
 from portal.inventory.services import save_plans
 from portal.inventory.tests.conftest import load_spec
+from portal.tests.smtp import free_port
 
 pytestmark = [
     pytest.mark.browser,

@@ -195,7 +195,8 @@ def test_a_drive_replacement_job_marks_its_array_and_the_target_that_rebuilds(
     with django_capture_on_commit_callbacks():
         job = drives.start_replacement(drive, operator, confirmed=True)
     (target,) = Target.objects.filter(volume_group=drive.volume_group)
-    # Health shows them "moving (job N)" while it reconstructs, not an alarm.
+    # Health shows them "moving (job N)" while it swaps and starts the reconstruction, not
+    # while it follows the reconstruction (a second drive lost then is an alarm).
     assert job.marks == {
         f"storagearray:{drive.enclosure.array.pk}": "moves",
         f"target:{target.pk}": "moves",

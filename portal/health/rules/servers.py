@@ -150,12 +150,14 @@ def server_node(
 
 def _healthy(server: ServerFacts) -> bool:
     """Fit to take its targets back: powered on, LNet up, every SAS path, its cluster running
-    and Lustre healthy, as its own tools report them (unknown counts as fit)."""
+    with its heartbeat ring, and Lustre healthy, as its own tools report them (unknown counts
+    as fit)."""
     return (
         server.power_on is not False
         and server.lnet_up is not False
         and all(server.sas_paths.values())
         and server.cluster_running is not False
+        and server.heartbeat_up is not False
         and server.lustre_healthy is not False
     )
 
