@@ -22,7 +22,6 @@ from django.conf import settings
 from django.utils import timezone
 
 from portal import influxdb as influx
-from portal.alerts.tests import conftest as alerts_conftest
 from portal.conftest import CeleryWorkerProcess, celery_beat, run_services_script
 from portal.inventory.services import save_plans
 from portal.inventory.tests.conftest import load_spec
@@ -32,7 +31,6 @@ from portal.jobs.services import create_job, enqueue, sweep_jobs, wait_until_fin
 from portal.jobs.tests.actions import LONG_STEP, ONE_STEP
 
 pytestmark = pytest.mark.django_db(transaction=True)
-smtp = alerts_conftest.smtp  # a real SMTP server on loopback
 
 SWEEP_SECONDS = 2
 # Pages every role opens, their periodic refreshes and a chart's data.

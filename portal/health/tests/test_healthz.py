@@ -5,11 +5,9 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from portal.alerts.tests import conftest as alerts_conftest
 from portal.conftest import run_services_script
 
 pytestmark = pytest.mark.django_db(transaction=True)
-smtp = alerts_conftest.smtp  # a real SMTP server on loopback
 
 
 def test_healthz_is_200_when_every_service_answers(client, celery_worker, smtp):
