@@ -295,12 +295,12 @@ def test_every_row_of_the_failure_matrix_on_a_virtual_rack(
         told[row] = dict(mails(smtp, before))
         seconds[row] = round(time.monotonic() - started, 1)
         print(row, seconds[row], "s:", smtp.mailbox.subjects()[before:], flush=True)
-        # One incident, told once when it happens and once when it ends; nothing else.
-        assert sorted(told[row]) == [
-            (group, k) for group in sorted(opened) for k in ("firing", "resolved")
-        ], (row, told[row])
-        assert set(told[row].values()) == {1}, (row, told[row])
-        assert len(opened) == 1, (row, told[row])
+        # Its incident (ssu01's) told once when it happens and once when it ends, nothing else;
+        # any other incident of the row (a filesystem's own red for a lost OST) the same way.
+        assert ("ssu01", "firing") in told[row], (row, told[row])
+        for (group, kind), count in told[row].items():
+            assert kind in ("firing", "resolved") and count == 1, (row, told[row])
+            assert (group, "firing") in told[row] and (group, "resolved") in told[row], row
     print("seconds per row:", seconds)
     print("mails per row:", told)
     assert len(api_nodes(client)) > 30
