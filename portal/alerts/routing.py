@@ -4,7 +4,7 @@ Objects are named by stable keys (``kind:name``, e.g. ``server:oss03``) with the
 the object first and the filesystem last, as the health tree nests them. A silence on an object
 covers everything below it for its time range: the event is still recorded, and in its incident
 group it is muted (listed, never mailed for itself; ``portal.alerts.grouping``). Inhibition by
-cause is the group layer's too (``services.evaluation.inhibition``).
+cause is the group layer's too (``services.incident_rounds.inhibition``).
 """
 
 from __future__ import annotations

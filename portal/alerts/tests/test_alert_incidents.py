@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from portal.alerts import conditions, defaults
 from portal.alerts.choices import DeliveryStatus, EventStatus, GroupStatus
 from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
-from portal.alerts.services.evaluation import TargetPlaces, place
+from portal.alerts.services.incident_rounds import TargetPlaces, place
 from portal.alerts.services.incidents import acknowledge_group, active_incidents
 from portal.alerts.services.observation import HealthIndex
 from portal.alerts.tests.test_alert_evaluation import (
