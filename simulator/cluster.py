@@ -31,6 +31,7 @@ two nodes cannot agree on anything, so nothing moves.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -325,6 +326,7 @@ def reconcile(rack, pair_name: str) -> list[dict]:
     path = cib_path(rack, pair_name)
     if not pair.get("cib") or not path.exists():
         return []
+    stamp_feature_set(path)
     config = read_config(path)
     servers = _pair_servers(rack, pair_name)
     events: list[dict] = []
@@ -397,6 +399,27 @@ def reconcile(rack, pair_name: str) -> list[dict]:
         if not fenced and not moved and not _wants_actions(result.stdout):
             break
     return events
+
+
+def stamp_feature_set(path: Path) -> None:
+    """A live cluster's DC stamps its CRM feature set on the CIB: without it the scheduler
+    reads fail counts in the pre-1.1.17 per-resource format and ignores the per-operation
+    ones a failed start writes, so a target would run again where its start failed."""
+    tree = ET.parse(path)
+    root = tree.getroot()
+    if root.get("crm_feature_set"):
+        return
+    root.set("crm_feature_set", _feature_set())
+    tree.write(path, encoding="unicode")
+
+
+@functools.lru_cache(maxsize=1)
+def _feature_set() -> str:
+    """The installed Pacemaker's CRM feature set, as its empty CIB carries it."""
+    empty = subprocess.run(
+        [real_tool("cibadmin"), "--empty"], capture_output=True, text=True, check=True
+    ).stdout
+    return ET.fromstring(empty).get("crm_feature_set", "")
 
 
 def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]) -> None:

@@ -6,8 +6,9 @@
     python -m provisioning.ha PLAN.json --what-if move:scratch-OST0000@oss02
     python -m provisioning.ha PLAN.json --live-cib cib.xml --what-if standby:oss01
 
-An operator's act (move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, standby:NODE,
-unstandby:NODE) is run as crm_resource/crm_attribute would run it, then the scheduler reacts.
+An operator's act (move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, cleanup:TARGET,
+standby:NODE, unstandby:NODE) is run as crm_resource/crm_attribute would run it, then the
+scheduler reacts.
 ``--live-cib`` starts from a running pair's CIB (``cibadmin --query > cib.xml``) instead of both
 servers up with the plan's configuration.
 
@@ -59,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FAILURE",
         help="node-lost:NODE, node-returns:NODE, lnet-down:NODE, lnet-up:NODE, "
         "lustre-down:NODE, lustre-up:NODE, monitor-fails:TARGET[@NODE], or an operator's "
-        "move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, standby:NODE, unstandby:NODE; "
+        "move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, cleanup:TARGET, standby:NODE, "
+        "unstandby:NODE; "
         "repeat to apply one after the other",
     )
     parser.add_argument(

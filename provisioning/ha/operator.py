@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from provisioning.ha.history import clean_up_file
 from provisioning.ha.simulate import Simulation, SimulationError, WhatIfError
 
 # ISO 8601 durations as crm_resource --lifetime takes them: PT30M, PT2H, P1D.
@@ -116,12 +117,26 @@ class Standby(_Act):
         return f"{'put' if self.on else 'take'} {self.node} {'in' if self.on else 'out of'} standby"
 
 
-Action = Move | Ban | Clear | Standby
+@dataclass(frozen=True)
+class Cleanup(_Act):
+    """Erase the target's failures (``pcs resource cleanup``): a node where its start failed
+    may run it again once the cause is repaired (provisioning.ha.history)."""
+
+    resource: str
+
+    def argv(self) -> list[str]:
+        return ["crm_resource", "--cleanup", "--resource", self.resource]
+
+    def describe(self) -> str:
+        return f"clean up the failures of {self.resource}"
+
+
+Action = Move | Ban | Clear | Standby | Cleanup
 
 
 def validate(action: Action) -> Action:
     """Names and lifetimes fit a Pacemaker id and crm_resource before anything runs."""
-    if isinstance(action, Move | Ban | Clear):
+    if isinstance(action, Move | Ban | Clear | Cleanup):
         _name(action.resource, "target")
     if isinstance(action, Move | Ban | Standby):
         _name(action.node, "node")
@@ -135,16 +150,22 @@ def apply(simulation: Simulation, action: Action) -> None:
     validate(action)
     if isinstance(action, Move | Ban | Standby):
         simulation.check_node(action.node)
+    if isinstance(action, Cleanup):
+        # crm_resource --cleanup on a CIB file is a dry run: make the controller's edit.
+        clean_up_file(simulation.cib, action.resource)
+        simulation.transition(action.describe(), [])
+        return
     simulation.run_command(action.argv(), action.describe())
 
 
 _ACTION_RE = re.compile(
-    r"^(?P<kind>move|ban|clear|standby|unstandby):(?P<subject>[^@]+)(?:@(?P<node>.+))?$"
+    r"^(?P<kind>move|ban|clear|cleanup|standby|unstandby):(?P<subject>[^@]+)(?:@(?P<node>.+))?$"
 )
 
 
 def parse_action(text: str) -> Action | None:
-    """move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, standby:NODE, unstandby:NODE;
+    """move:TARGET@NODE, ban:TARGET@NODE, clear:TARGET, cleanup:TARGET, standby:NODE,
+    unstandby:NODE;
     None when ``text`` is not an operator's act (it may be a failure)."""
     match = _ACTION_RE.match(text.strip())
     if not match:
@@ -158,6 +179,8 @@ def parse_action(text: str) -> Action | None:
         raise WhatIfError(f"{text!r}: {kind} takes no @NODE")
     if kind == "clear":
         return validate(Clear(subject))
+    if kind == "cleanup":
+        return validate(Cleanup(subject))
     return validate(Standby(subject, on=kind == "standby"))
 
 

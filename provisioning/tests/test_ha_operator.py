@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from provisioning.ha import build_cib, simulate, simulate_from
-from provisioning.ha.operator import Ban, Clear, Move, Standby, parse_action, what_if
-from provisioning.ha.simulate import NodeLost, NodeReturns, WhatIfError
+from provisioning.ha.history import clean_up, failed_nodes, failed_resources
+from provisioning.ha.operator import Ban, Cleanup, Clear, Move, Standby, parse_action, what_if
+from provisioning.ha.simulate import NodeLost, NodeReturns, Simulation, WhatIfError
 
 PLAN = Path(__file__).parent / "plans" / "oss_pair_24_osts.json"
 REPO = Path(__file__).resolve().parents[2]
@@ -85,3 +87,37 @@ def test_the_command_line_on_a_live_cib(running, tmp_path):
     assert "scratch-OST0001  oss01       on its failover server (was oss02)" in completed.stdout
     refused = what_if_on_live("node-lost:oss01")
     assert refused.returncode == 2 and "operator acts only" in refused.stderr
+
+
+def test_a_cleanup_erases_the_failures_of_one_target_where_it_failed(running, tmp_path):
+    # Starts of OST0000 fail on both servers (its volume group was down): Pacemaker records a
+    # fail count and a last failure on each; the clean-up erases them, and nothing else.
+    simulation = Simulation(tmp_path, running)
+    simulation.transition(
+        "its starts fail",
+        [
+            "--op-inject",
+            "scratch-OST0000_monitor_0@oss01=7",
+            "--op-fail",
+            "scratch-OST0000_start_0@oss01=1",
+            "--op-inject",
+            "scratch-OST0000_start_0@oss02=1",
+        ],
+    )
+    root = ET.fromstring(simulation.cib.read_text())
+    assert failed_nodes(root, "scratch-OST0000") == ["oss01", "oss02"]
+    assert failed_nodes(root, "scratch-OST0002") == []
+    assert failed_resources(root) == ["scratch-OST0000"]
+    assert clean_up(root, "scratch-OST0000", "oss02") == ["oss02"]
+    assert failed_nodes(root, "scratch-OST0000") == ["oss01"]
+    assert clean_up(root, "scratch-OST0000") == ["oss01"]
+    assert failed_resources(root) == []
+    text = ET.tostring(root, encoding="unicode")
+    assert "fail-count-scratch-OST0000" not in text and "scratch-OST0002" in text
+    assert parse_action("cleanup:scratch-OST0000") == Cleanup("scratch-OST0000")
+    assert Cleanup("scratch-OST0000").argv() == [
+        "crm_resource",
+        "--cleanup",
+        "--resource",
+        "scratch-OST0000",
+    ]

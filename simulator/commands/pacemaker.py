@@ -11,7 +11,9 @@ rack asks Pacemaker's scheduler where everything goes now and makes it so (simul
 from __future__ import annotations
 
 import sys
+import xml.etree.ElementTree as ET
 
+from provisioning.ha import history
 from simulator import cluster
 from simulator.commands import Context
 
@@ -29,11 +31,39 @@ def run(ctx: Context, argv: list[str]) -> int:
         pair = rack.state["servers"][ctx.host]["pair"]
         path = cluster.ensure_cib(rack, pair)
         before = path.read_bytes()
-        result = cluster.run_tool(tool, args, path, input=stdin)
-        ctx.out.write(result.stdout)
-        ctx.err.write(result.stderr)
+        if tool == "crm_resource" and ("--cleanup" in args or "-C" in args):
+            # On a CIB file crm_resource --cleanup is only a dry run: do what the controller
+            # does, then let the scheduler react as it would.
+            returncode = cleanup(ctx, path, args)
+        else:
+            result = cluster.run_tool(tool, args, path, input=stdin)
+            ctx.out.write(result.stdout)
+            ctx.err.write(result.stderr)
+            returncode = result.returncode
         if path.read_bytes() != before:
             rack.state["pairs"][pair]["cib"] = True
             cluster.reconcile(rack, pair)
             rack.render(rack.state["pairs"][pair]["servers"])
-        return result.returncode
+        return returncode
+
+
+def _option(args: list[str], short: str, long: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg in (short, long) and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(f"{long}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def cleanup(ctx: Context, path, args: list[str]) -> int:
+    """crm_resource --cleanup [-r RESOURCE] [-N NODE]: erase the failures, as Pacemaker's
+    controller does, and say so in its words."""
+    resource = _option(args, "-r", "--resource")
+    node = _option(args, "-N", "--node")
+    root = ET.parse(path).getroot()
+    resources = [resource] if resource else history.failed_resources(root)
+    for name in resources:
+        for cleaned in history.clean_up_file(path, name, node):
+            ctx.out.write(f"Cleaned up {name} on {cleaned}\n")
+    return 0

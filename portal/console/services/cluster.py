@@ -50,9 +50,11 @@ from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job, enqueue, marks_for
 from provisioning.ha.cluster import LNET_ATTRIBUTE, LUSTRE_ATTRIBUTE
+from provisioning.ha.history import failed_nodes
 from provisioning.ha.operator import (
     Action,
     Ban,
+    Cleanup,
     Clear,
     Move,
     Standby,
@@ -267,7 +269,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         refusals += health_refusals(server, cib, online)
         if refusals:
             raise Refused(_field(subject), refusals)
-        actions = [a for label in moving for a in (Clear(label), Move(label, host))]
+        actions = homecoming(cib, moving, host)
         after = [Clear(label) for label in moving]
     elif act == Act.MAINTENANCE_START:
         if Maintenance.objects.filter(server=server, ended__isnull=True).exists():
@@ -287,9 +289,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         reasons = [r for r in health_refusals(server, cib, online) if "not online" not in r]
         if reasons:
             raise Refused("server", reasons)
-        actions = [Standby(host, on=False)] + [
-            a for label in moving for a in (Clear(label), Move(label, host))
-        ]
+        actions = [Standby(host, on=False)] + homecoming(cib, moving, host)
         after = [Clear(label) for label in moving]
     else:
         raise ConsoleError("act", f"unknown act {act!r}")
@@ -307,6 +307,15 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
                 _field(subject), [f"Pacemaker would not run {', '.join(elsewhere)} on {host}"]
             )
     return ClusterPlan(act, subject, pair, actions, after, expect, result)
+
+
+def homecoming(cib: str, moving: list[str], host: str) -> list[Action]:
+    """Bring targets home: the failures of each first (a start that failed while a volume
+    group or a SAS path was down keeps Pacemaker from running it there again until cleaned
+    up, as an operator's `pcs resource cleanup`), then its constraints cleared and a move."""
+    root = ET.fromstring(cib)
+    cleanups: list[Action] = [Cleanup(label) for label in moving if failed_nodes(root, label)]
+    return cleanups + [a for label in moving for a in (Clear(label), Move(label, host))]
 
 
 def _field(subject: Server | Target) -> str:

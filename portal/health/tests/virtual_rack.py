@@ -203,11 +203,13 @@ class VirtualRack:
             return {label: t.get("mounted_on") for label, t in rack.state["targets"].items()}
 
     def fail_back(self) -> None:
-        """The operator's failback: every target that is not on its primary moves back
-        (`crm_resource --move`, then `--clear` so the location constraint goes)."""
+        """The operator's failback: failed starts cleaned up (`crm_resource --cleanup`), then
+        every target that is not on its primary moves back (`crm_resource --move`, then
+        `--clear` so the location constraint goes)."""
         for plan in self.plans:
-            where = self.placement()
             host = plan["servers"][0]["hostname"]
+            self._crm_resource(host, ["--cleanup"])
+            where = self.placement()
             for target in plan["targets"]:
                 if target["kind"] == "MGT" or where.get(target["label"]) == target["primary"]:
                     continue
@@ -215,12 +217,15 @@ class VirtualRack:
                     ["--move", "-r", target["label"], "-N", target["primary"]],
                     ["--clear", "-r", target["label"]],
                 ):
-                    result = subprocess.run(
-                        ["crm_resource", *args],
-                        capture_output=True,
-                        text=True,
-                        env=host_env(self.root, host),
-                        timeout=120,
-                    )
-                    if result.returncode != 0:
-                        raise RuntimeError(f"crm_resource {' '.join(args)}: {result.stderr}")
+                    self._crm_resource(host, args)
+
+    def _crm_resource(self, host: str, args: list[str]) -> None:
+        result = subprocess.run(
+            ["crm_resource", *args],
+            capture_output=True,
+            text=True,
+            env=host_env(self.root, host),
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"crm_resource {' '.join(args)}: {result.stderr}")
