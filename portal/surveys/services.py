@@ -21,6 +21,8 @@ from django.utils import timezone
 
 from metrics.influxql.surveys import survey_traffic_statements
 from portal import influxdb as influx
+from portal.console.choices import Act, ObjectKind
+from portal.console.services import Author, Proposal, audit
 from portal.inventory.choices import PairKind, TargetKind
 from portal.inventory.models import Filesystem, ServerPair, Target
 from portal.inventory.services import RowsDisagree, ansible_inventory, pair_plan
@@ -208,14 +210,17 @@ def start_survey(
     server: str | None = None,
     labels: list[str] | None = None,
     parameters: dict | None = None,
-    user=None,
+    author: Author | None = None,
     confirmed: bool = False,
 ) -> Survey:
-    """Check the request and start the survey job; all or nothing.
+    """Check the request and start the survey job with its audit entry; all or nothing.
+    ``author``: who asks (the page's user, the API's, or manage.py's; the system otherwise).
 
     Raises ``SurveyError`` naming the field, or ``ConfirmationNeeded`` with the warnings when
     the filesystem is in use and ``confirmed`` is false.
     """
+    author = author or Author.of_command()
+    user = author.user if getattr(author.user, "is_authenticated", False) else None
     values = parameters_of(parameters or {})
     by_server = targets_to_survey(pair, scope, server, labels)
     warnings = usage_warnings(pair)
@@ -235,6 +240,19 @@ def start_survey(
         )
         survey.job = job
         survey.save(update_fields=["job"])
+        lines = [
+            f"OSTs: {', '.join(survey.labels)}",
+            f"{values['size_mb']} MB per OST, threads {values['thr_lo']}-{values['thr_hi']}",
+        ]
+        audit(
+            author,
+            Act.SURVEY,
+            ObjectKind.PAIR,
+            pair.name,
+            Proposal(job.title, lines, warnings=[f"run anyway: {w}" for w in warnings]),
+            job=job,
+            details={"survey": survey.pk, "scope": scope},
+        )
         enqueue(job)
     return survey
 

@@ -36,6 +36,7 @@ from portal.console.services import (
     Refused,
     Say,
     audit,
+    audit_refusal,
     not_an_option,
     require,
     run_on_pair,
@@ -338,14 +339,18 @@ def start(
         if not reason.strip():
             raise ConsoleError("reason", "say why the server goes into maintenance")
     pair = pair_of(subject)
-    running = busy(pair)
-    if running:
-        raise Refused("pair", [running + ": wait for it or cancel it"])
-    worked_out = plan(act, subject, lifetime)
+    kind = ObjectKind.SERVER if isinstance(subject, Server) else ObjectKind.TARGET
+    try:
+        running = busy(pair)
+        if running:
+            raise Refused("pair", [running + ": wait for it or cancel it"])
+        worked_out = plan(act, subject, lifetime)
+    except Refused as refused:
+        audit_refusal(author, act, kind, _name(subject), refused.reasons)
+        raise
     proposal = worked_out.proposal
     if not confirmed:
         raise ConfirmationNeeded(proposal)
-    kind = ObjectKind.SERVER if isinstance(subject, Server) else ObjectKind.TARGET
     params = {
         "act": act,
         "object_kind": kind,

@@ -108,6 +108,32 @@ def test_bad_cluster_requests_are_refused_with_the_field(client, world, rack_inv
     assert short.status_code == 400 and "say why" in short.json()["reason"][0]
 
 
+def test_a_refused_act_is_in_the_audit_log_with_its_reasons(client, world, rack_inventory):
+    pair = Target.objects.get(label="scratch-OST0000").primary_server.pair
+    busy = create_job(KIND_FAILBACK, "Failback of oss02", pairs=[pair])
+    Job.objects.filter(pk=busy.pk).update(state=JobState.RUNNING)
+    login(client, "operator")
+    page = client.get("/console/servers/oss01/failback/")
+    assert page.status_code == 409
+    reason = (
+        f"job #{busy.pk} (Failback of oss02) is still running on ssu01: wait for it or cancel it"
+    )
+    assert reason in page.content.decode()
+    entry = AuditEntry.objects.get()
+    assert (entry.username, entry.act, entry.object_name, entry.job) == (
+        "operator",
+        Act.FAILBACK,
+        "oss01",
+        None,
+    )
+    assert entry.summary == f"Failback of oss01 refused\nrefused: {reason}"
+    login(client, "admin")
+    log = client.get("/console/audit/?act=failback").content.decode()
+    assert "Failback of oss01 refused" in log and f"Refused: {reason}" in log
+    api = client.get("/api/v1/audit/?act=failback").json()["results"]
+    assert [row["object_name"] for row in api] == ["oss01"]
+
+
 def test_the_audit_log_cannot_be_changed(client, world):
     job = create_job(KIND_FAILBACK, "Failback of oss01")
     entry = AuditEntry.objects.create(

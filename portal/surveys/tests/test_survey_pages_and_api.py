@@ -4,12 +4,15 @@ the field. The surveys here are concluded from printed output, as the job conclu
 
 from __future__ import annotations
 
+import getpass
 import json
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from portal.console.choices import Act, Via
+from portal.console.models import AuditEntry
 from portal.inventory.models import ServerPair
 from portal.surveys import services
 from portal.surveys.choices import ACCEPTANCE, Scope
@@ -108,6 +111,14 @@ def test_the_api_reads_everyone_and_starts_for_operators(rack_inventory, world, 
     body = started.json()
     assert list(body["targets"]) == ["oss02"] and body["verdict"] == "pending" and body["job"]
     assert Survey.objects.count() == 2
+    entry = AuditEntry.objects.get(job=body["job"])
+    assert (entry.username, entry.via, entry.act, entry.object_name) == (
+        "operator",
+        Via.API,
+        Act.SURVEY,
+        "ssu01",
+    )
+    assert entry.summary.startswith("obdfilter-survey of oss02\nOSTs: scratch-OST0001, ")
 
 
 def test_the_form_refuses_with_the_field_named(rack_inventory, world, client, metrics_db):
@@ -144,6 +155,18 @@ def test_the_command_starts_and_shows(rack_inventory, world, metrics_db, capsys)
     started = Survey.objects.get()
     assert started.targets == {"oss02": ["scratch-OST0001"]} and started.size_mb == 2048
     assert capsys.readouterr().out.strip() == str(started.pk)
+    # In the audit log, with its author: the system account that ran the command, or --user.
+    entry = AuditEntry.objects.get(job=started.job)
+    assert (entry.act, entry.via, entry.object_name) == (Act.SURVEY, Via.COMMAND, "ssu01")
+    assert entry.username == f"{getpass.getuser()} (system account)" and entry.user is None
+    call_command("survey", "ssu01", "--server", "oss01", "--user", "operator")
+    by_operator = Survey.objects.latest("pk")
+    assert by_operator.created_by == world["operator"]
+    entry = AuditEntry.objects.get(job=by_operator.job)
+    assert (entry.username, entry.user) == ("operator", world["operator"])
+    with pytest.raises(CommandError, match="user: no user named 'nobody'"):
+        call_command("survey", "ssu01", "--user", "nobody")
+    capsys.readouterr()
     stored = stored_survey(4700)
     call_command("survey", "--show", str(stored.pk))
     printed = capsys.readouterr().out
