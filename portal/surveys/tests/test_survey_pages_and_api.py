@@ -10,10 +10,14 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from portal.console.choices import Act, Via
 from portal.console.models import AuditEntry
-from portal.inventory.models import ServerPair
+from portal.health.choices import NodeKind, Status
+from portal.health.models import HealthStatus
+from portal.health.services.facts import object_key
+from portal.inventory.models import ServerPair, Target
 from portal.surveys import services
 from portal.surveys.choices import ACCEPTANCE, Scope
 from portal.surveys.models import Survey
@@ -82,6 +86,43 @@ def test_pages_show_the_verdict_the_curves_history_and_comparison(rack_inventory
     assert "-17.0 %" in compared  # write at 16 threads: 9,400 -> 7,800
     assert client.get("/surveys/compare/?a=x&b=1").status_code == 400
     assert client.get("/surveys/ssu/ssu01/new/").status_code == 403
+
+
+def test_a_failing_verdict_names_the_array_and_the_part_health_found_failed(
+    rack_inventory, world, client
+):
+    """The slow OSTs are on one array; the health engine found its controller failed: the
+    verdict says so, after the servers and the OSTs it measured slow."""
+    slow = Target.objects.get(label="scratch-OST0004").volume_group.array
+    failed = "controller A has failed: controller B serves every volume"
+    HealthStatus.objects.create(
+        key=object_key(slow),
+        kind=NodeKind.ARRAY,
+        name=slow.name,
+        status=Status.ORANGE,
+        reasons=[failed],
+        summary={"failed_parts": ["controller A"]},
+        since=timezone.now(),
+    )
+    bad = stored_survey(3900, slow_ost="scratch-OST0004")
+    assert bad.reasons[-1] == (
+        f"The slow OST scratch-OST0004 is on array {slow.name}, where {failed}"
+    )
+    client.login(username="viewer", password="pw-viewer-123!")
+    page = client.get(f"/surveys/{bad.pk}/").content.decode()
+    assert f"is on array {slow.name}, where controller A has failed" in page
+
+    # No OST slow alone: the OSTs of the slow servers, on each array health found wrong.
+    servers_only = stored_survey(3900)
+    held = Target.objects.filter(volume_group__array=slow).order_by("label")
+    labels = [target.label for target in held]
+    assert servers_only.reasons[-1] == (
+        f"The OSTs {', '.join(labels[:3])} and {len(labels) - 3} more of oss01 and oss02 are "
+        f"on array {slow.name}, where {failed}"
+    )
+    # Green again: nothing more than the measurements.
+    HealthStatus.objects.filter(key=object_key(slow)).update(status=Status.GREEN, reasons=[])
+    assert not any("on array" in r for r in stored_survey(3900, "scratch-OST0004").reasons)
 
 
 def test_the_api_reads_everyone_and_starts_for_operators(rack_inventory, world, client, metrics_db):
