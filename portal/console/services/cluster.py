@@ -268,7 +268,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         refusals += health_refusals(server, cib, online)
         if refusals:
             raise Refused(_field(subject), refusals)
-        actions = [a for label in moving for a in (Clear(label), Move(label, host))]
+        actions = _bring_home(cib, moving, host)
         after = [Clear(label) for label in moving]
     elif act == Act.MAINTENANCE_START:
         if Maintenance.objects.filter(server=server, ended__isnull=True).exists():
@@ -288,9 +288,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         reasons = [r for r in health_refusals(server, cib, online) if "not online" not in r]
         if reasons:
             raise Refused("server", reasons)
-        actions = [Standby(host, on=False)] + [
-            a for label in moving for a in (Clear(label), Move(label, host))
-        ]
+        actions = [Standby(host, on=False), *_bring_home(cib, moving, host)]
         after = [Clear(label) for label in moving]
     else:
         raise ConsoleError("act", f"unknown act {act!r}")
@@ -308,6 +306,28 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
                 _field(subject), [f"Pacemaker would not run {', '.join(elsewhere)} on {host}"]
             )
     return ClusterPlan(act, subject, pair, actions, after, expect, result)
+
+
+def _bring_home(cib: str, labels: list[str], host: str) -> list[Action]:
+    """Move each target to ``host``, clearing first the console's earlier move or ban of it
+    (``pcs resource clear``). A target with none needs no clear: each command is a scheduler
+    run in the what-if, and a failback after a crash has none of them."""
+    constrained = _constrained(cib)
+    return [
+        action
+        for label in labels
+        for action in ([Clear(label)] if label in constrained else []) + [Move(label, host)]
+    ]
+
+
+def _constrained(cib: str) -> set[str]:
+    """The resources with a constraint of crm_resource --move/--ban (ids "cli-...")."""
+    root = ET.fromstring(cib)
+    return {
+        location.get("rsc", "")
+        for location in root.iterfind("./configuration/constraints/rsc_location")
+        if location.get("id", "").startswith("cli-")
+    }
 
 
 def _field(subject: Server | Target) -> str:
