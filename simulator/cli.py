@@ -13,7 +13,8 @@
                                       [--rate 400M] [--io-size 1M] [--server H] [--fs NAME])
     python -m simulator tick    --rack DIR [--seconds 10]   advance the clock once, no loop
 
-DIR defaults to `$OSTARA_RUN_DIR/rack` (or `.run/rack`). `serve` keeps the servers' proc/,
+DIR defaults to the demo's rack: `$OSTARA_VIRTUAL_RACK`, else `$OSTARA_RUN_DIR/rack`, else
+`.run/demo/rack` (where `make demo` keeps it). `serve` keeps the servers' proc/,
 sys/ and dev/ on /dev/shm when it can (linked from DIR/hosts/<host>/; `--trees-in-place` to
 keep them in DIR); the other commands write wherever the rack's trees are. SPEC.json is the
 spec format of `python -m provisioning.plan`. `add` leaves the drives blank, as if the hardware
@@ -38,7 +39,7 @@ from simulator import failures, provision, scenarios
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 from simulator.scenarios import SCENARIOS
-from simulator.state import RackError, default_rack_dir
+from simulator.state import RackError, demo_rack_dir
 
 
 def _plan(spec_path: Path) -> dict:
@@ -295,6 +296,55 @@ def cmd_replace_drive(args) -> int:
     return 0
 
 
+# The failure matrix's rows as `inject --help` lists them: the options each row needs (the
+# others are ignored), and what it does. Kept beside the parser so the help and the parser
+# cannot drift apart unnoticed (simulator/tests/test_cli_help.py checks every kind is here).
+INJECT_ROWS = {
+    "server-crash": ("--server H", "the server panics; its partner fences it and takes over"),
+    "heartbeat-down": ("--server H", "its cluster link; the partner fences it and takes over"),
+    "lnet-down": ("--server H", "its LNet (public) link; Pacemaker moves its targets"),
+    "private-switch-down": (
+        "--pair P | --server H",
+        "the pair's heartbeat/BMC/PDU switch; no fencing possible, nothing moves",
+    ),
+    "bmc-down": ("--server H", "its BMC stops answering; the PDU fences instead"),
+    "pdu-down": ("--server H", "its PDU outlet stops answering; the BMC fences instead"),
+    "sas-link-down": (
+        "--server H [--links N]",
+        "pull N SAS links (default 1; 0: all, its I/O hangs and it is fenced)",
+    ),
+    "drive-failed": (
+        "--array A --drive T,D,S | --array A --volume-group VG [--count N]",
+        "fail one drive, or N drives of a group (3 lose the OST)",
+    ),
+    "drawer-failed": (
+        "--array A --enclosure T --drawer D",
+        "a drawer goes offline; every group with drives there is degraded",
+    ),
+    "controller-failed": (
+        "--array A --controller A|B",
+        "the partner controller serves every volume, slower",
+    ),
+    "hot-cpu": ("--server H [--celsius N]", "its CPUs read N °C (default 90)"),
+    "hot-inlet": ("--server H [--celsius N]", "its inlet air reads N °C (default 43)"),
+}
+
+
+def _inject_epilog() -> str:
+    width = max(map(len, INJECT_ROWS))
+    lines = ["failure matrix rows (KIND, the options it needs, what happens):"]
+    for kind, (needs, what) in sorted(INJECT_ROWS.items()):
+        lines.append(f"  {kind:<{width}}  {needs}")
+        lines.append(f"  {'':<{width}}    {what}")
+    lines += [
+        "",
+        "example: python -m simulator inject drive-failed --array ssu01-a "
+        "--volume-group ssu01-a-vg00",
+        "clear with: python -m simulator clear --all   (or the id it printed)",
+    ]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -308,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--rack",
             type=Path,
-            default=default_rack_dir(),
+            default=demo_rack_dir(),
             help="rack directory (default: %(default)s)",
         )
         return command
@@ -385,16 +435,24 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
 
-    inject = with_rack("inject", help="inject a failure (DESIGN §2 failure matrix)")
+    inject = with_rack(
+        "inject",
+        help="inject a failure (a row of the failure matrix; `inject --help` lists them)",
+        description="Inject a failure into the virtual rack; it stays until cleared.",
+        epilog=_inject_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inject.add_argument("kind", choices=sorted(failures.KINDS))
-    inject.add_argument("--server")
-    inject.add_argument("--pair")
-    inject.add_argument("--array")
-    inject.add_argument("--drive", help="tray,drawer,slot")
-    inject.add_argument("--volume-group")
-    inject.add_argument("--count", type=int, default=1)
-    inject.add_argument("--enclosure", type=int, help="tray number (0 = controller shelf)")
-    inject.add_argument("--drawer", type=int)
+    inject.add_argument("--server", metavar="H", help="a server's hostname (oss01)")
+    inject.add_argument("--pair", metavar="P", help="a server pair (private-switch-down)")
+    inject.add_argument("--array", metavar="A", help="an array's name (ssu01-a)")
+    inject.add_argument("--drive", metavar="T,D,S", help="tray,drawer,slot (drive-failed)")
+    inject.add_argument("--volume-group", metavar="VG", help="drive-failed, with --count")
+    inject.add_argument("--count", type=int, default=1, help="drives of --volume-group to fail")
+    inject.add_argument(
+        "--enclosure", type=int, metavar="T", help="tray number (0 = controller shelf)"
+    )
+    inject.add_argument("--drawer", type=int, metavar="D", help="drawer of --enclosure")
     inject.add_argument("--controller", choices=("A", "B"))
     inject.add_argument("--links", type=int, default=1, help="SAS links to pull (all: 0)")
     inject.add_argument(

@@ -27,10 +27,14 @@ class RackError(Exception):
     """A request the rack cannot satisfy (unknown host, no rack in the directory, ...)."""
 
 
-def default_rack_dir() -> Path:
-    """`$OSTARA_RUN_DIR/rack`, or `.run/rack` in the repository."""
+def demo_rack_dir() -> Path:
+    """The rack the demo serves (deploy/demo.sh): `$OSTARA_VIRTUAL_RACK`, else
+    `$OSTARA_RUN_DIR/rack`, else `.run/demo/rack` in the repository, so the README's commands
+    work without `--rack`."""
+    if rack := os.environ.get("OSTARA_VIRTUAL_RACK"):
+        return Path(rack)
     run_dir = os.environ.get("OSTARA_RUN_DIR")
-    base = Path(run_dir) if run_dir else Path(__file__).resolve().parent.parent / ".run"
+    base = Path(run_dir) if run_dir else Path(__file__).resolve().parent.parent / ".run" / "demo"
     return base / "rack"
 
 

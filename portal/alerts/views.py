@@ -48,8 +48,14 @@ from portal.alerts.models import (
 )
 from portal.alerts.services.backtest import backtest
 from portal.alerts.services.evaluation import acknowledge, active_events, retire
-from portal.alerts.services.incidents import acknowledge_group, active_incidents, incident
+from portal.alerts.services.incidents import (
+    acknowledge_group,
+    active_incidents,
+    incident,
+    mail_state,
+)
 from portal.alerts.services.mail_settings import caught_mail, send_test_mail
+from portal.alerts.services.relay import check_mail
 from portal.single_row.page import single_row_settings
 
 CONSOLE_TABS = (
@@ -92,6 +98,8 @@ def active(request):
         )
         return redirect("alerts:active")
     pending = Event.objects.filter(status=EventStatus.PENDING).select_related("rule")
+    # The fact the dashboard's mail tile shows: here is where an administrator looks for mail.
+    relay = check_mail()
     incidents = active_incidents()
     for group in incidents:
         group.members = members_as_shown(group)
@@ -105,8 +113,18 @@ def active(request):
             "pending": pending,
             "preferences": preferences,
             "acknowledge_form": AcknowledgeForm(),
+            "relay": relay,
+            "own_address_url": _own_address_url(request.user),
         },
     )
+
+
+def _own_address_url(user) -> str | None:
+    """Where this user sets their own mail address: their user page in the admin, for those
+    who may change users; others ask an administrator."""
+    if user.is_staff and user.has_perm("auth.change_user"):
+        return reverse("admin:auth_user_change", args=[user.pk])
+    return None
 
 
 @require_safe
@@ -181,7 +199,9 @@ def incident_detail(request, pk: int):
         raise Http404("no such incident") from None
     group.members = members_as_shown(group)
     return _console(
-        request, "alerts/incident.html", {"group": group, "acknowledge_form": AcknowledgeForm()}
+        request,
+        "alerts/incident.html",
+        {"group": group, "acknowledge_form": AcknowledgeForm(), "group_mail": mail_state(group)},
     )
 
 
@@ -220,7 +240,13 @@ def event_detail(request, pk: int):
         pk=pk,
     )
     return _console(
-        request, "alerts/event.html", {"event": event, "acknowledge_form": AcknowledgeForm()}
+        request,
+        "alerts/event.html",
+        {
+            "event": event,
+            "acknowledge_form": AcknowledgeForm(),
+            "group_mail": mail_state(event.group) if event.group else "",
+        },
     )
 
 

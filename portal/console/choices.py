@@ -17,6 +17,7 @@ class Act(models.TextChoices):
     SET_PARAM = "set_param", "Parameter set"
     REVERT_PARAM = "revert_param", "Parameter reverted"
     SIGN_IN_REFUSED = "sign_in_refused", "Sign-in refused"
+    SURVEY = "survey", "Survey started"
 
 
 class ObjectKind(models.TextChoices):

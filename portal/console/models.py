@@ -68,9 +68,10 @@ class AuditEntry(models.Model):
 
     @property
     def result(self) -> str:
-        """The job's state and what it found, in words."""
+        """The job's state and what it found, in words; a refused act's reasons."""
         if self.job is None:
-            return ""
+            refused = self.details.get("refused") if isinstance(self.details, dict) else None
+            return f"Refused: {'; '.join(refused)}" if refused else ""
         words = self.job.get_state_display()
         detail = self.job.outcome or self.job.error
         return f"{words}: {detail}" if detail else words

@@ -52,6 +52,12 @@ def _act(request, kind: str, name: str, slug: str):
     except ConsoleError as error:
         raise Http404(str(error)) from None
     form = ActForm(request.POST or None, act=act)
+    page = {"act": Act(act), "kind": kind, "subject": subject, "name": name, "form": form}
+    answer_in_place = request.headers.get("HX-Request") == "true"
+    if request.method != "POST" and not answer_in_place:
+        # Working the act out reads the pair's live cluster (a playbook) and asks Pacemaker's
+        # scheduler: seconds. The page answers at once and loads that answer in place.
+        return render(request, "console/act.html", {**page, "pair": cluster.pair_of(subject).name})
     proposal, reasons, status = None, [], 200
     confirmed = request.method == "POST" and form.is_valid()
     options = form.cleaned_data if confirmed else {}
@@ -78,20 +84,10 @@ def _act(request, kind: str, name: str, slug: str):
         status = 400
     else:
         return redirect("jobs:job-detail", pk=job.pk)
-    return render(
-        request,
-        "console/act.html",
-        {
-            "act": Act(act),
-            "kind": kind,
-            "subject": subject,
-            "name": name,
-            "form": form,
-            "proposal": proposal,
-            "reasons": reasons,
-        },
-        status=status,
-    )
+    answer = {**page, "proposal": proposal, "reasons": reasons, "answered": True}
+    if answer_in_place:  # htmx swaps only a 2xx answer in
+        return render(request, "console/_act_answer.html", answer)
+    return render(request, "console/act.html", answer, status=status)
 
 
 @require_safe

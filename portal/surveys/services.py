@@ -21,8 +21,13 @@ from django.utils import timezone
 
 from metrics.influxql.surveys import survey_traffic_statements
 from portal import influxdb as influx
+from portal.console.choices import Act, ObjectKind
+from portal.console.services import Author, Proposal, audit
+from portal.health.choices import Status
+from portal.health.models import HealthStatus
+from portal.health.services.facts import object_key
 from portal.inventory.choices import PairKind, TargetKind
-from portal.inventory.models import Filesystem, ServerPair, Target
+from portal.inventory.models import Filesystem, ServerPair, StorageArray, Target
 from portal.inventory.services import RowsDisagree, ansible_inventory, pair_plan
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed
@@ -31,7 +36,7 @@ from portal.surveys import choices
 from portal.surveys.choices import Scope, Verdict
 from portal.surveys.models import Survey, SurveyResult
 from provisioning.runner import PlaybookResult, run_playbook
-from provisioning.survey.judge import combine, judge_survey
+from provisioning.survey.judge import SurveyVerdict, combine, judge_survey
 from provisioning.survey.parse import Result, SurveyParseError, parse_lines
 
 KIND = "survey"
@@ -208,14 +213,17 @@ def start_survey(
     server: str | None = None,
     labels: list[str] | None = None,
     parameters: dict | None = None,
-    user=None,
+    author: Author | None = None,
     confirmed: bool = False,
 ) -> Survey:
-    """Check the request and start the survey job; all or nothing.
+    """Check the request and start the survey job with its audit entry; all or nothing.
+    ``author``: who asks (the page's user, the API's, or manage.py's; the system otherwise).
 
     Raises ``SurveyError`` naming the field, or ``ConfirmationNeeded`` with the warnings when
     the filesystem is in use and ``confirmed`` is false.
     """
+    author = author or Author.of_command()
+    user = author.user if getattr(author.user, "is_authenticated", False) else None
     values = parameters_of(parameters or {})
     by_server = targets_to_survey(pair, scope, server, labels)
     warnings = usage_warnings(pair)
@@ -235,6 +243,19 @@ def start_survey(
         )
         survey.job = job
         survey.save(update_fields=["job"])
+        lines = [
+            f"OSTs: {', '.join(survey.labels)}",
+            f"{values['size_mb']} MB per OST, threads {values['thr_lo']}-{values['thr_hi']}",
+        ]
+        audit(
+            author,
+            Act.SURVEY,
+            ObjectKind.PAIR,
+            pair.name,
+            Proposal(job.title, lines, warnings=[f"run anyway: {w}" for w in warnings]),
+            job=job,
+            details={"survey": survey.pk, "scope": scope},
+        )
         enqueue(job)
     return survey
 
@@ -386,12 +407,56 @@ def conclude(survey: Survey) -> Survey:
     survey.results.all().delete()
     SurveyResult.objects.bulk_create(rows)
     survey.verdict = Verdict.PASS if verdict.passed else Verdict.FAIL
-    survey.reasons = verdict.reasons
+    survey.reasons = verdict.reasons + (
+        [] if verdict.passed else hardware_behind(survey, verdict, host_of)
+    )
     survey.expected_mb_s = verdict.total.expected_mb_s
     survey.measured_mb_s = verdict.total.measured_mb_s
     survey.finished = timezone.now()
     survey.save(update_fields=["verdict", "reasons", "expected_mb_s", "measured_mb_s", "finished"])
     return survey
+
+
+# An array's reasons that say nothing of its hardware (no sensor yet, a job acting on it).
+_NOT_HARDWARE = ("its state is unknown", "not in service", "moving (job", "being built (job")
+
+
+def hardware_behind(survey: Survey, verdict: SurveyVerdict, host_of: dict[str, str]) -> list[str]:
+    """What explains a failing survey: the arrays that hold the slow OSTs (the inventory's
+    volume groups), with what the health engine found wrong with them (a failed controller, a
+    failed drawer, a degraded group), one sentence per array. The slow OSTs are those slow
+    alone; else those of the slow servers; else all surveyed."""
+    slow = sorted(label for label, reasons in verdict.targets.items() if reasons)
+    adjective, whose = "slow ", ""
+    if not slow:
+        hosts = sorted(host for host, judged in verdict.servers.items() if not judged.passed)
+        slow = sorted(label for label, host in host_of.items() if host in hosts or not hosts)
+        adjective, whose = "", f" of {' and '.join(hosts)}" if hosts else ""
+    on_array: dict[StorageArray, list[str]] = {}
+    for target in Target.objects.filter(
+        filesystem=survey.pair.filesystem, label__in=slow
+    ).select_related("volume_group__array"):
+        on_array.setdefault(target.volume_group.array, []).append(target.label)
+    found = {
+        row.key: row
+        for row in HealthStatus.objects.filter(key__in=[object_key(a) for a in on_array])
+    }
+    sentences = []
+    for array, labels in sorted(on_array.items(), key=lambda item: item[0].name):
+        health = found.get(object_key(array))
+        if health is None or health.status in (Status.GREEN, Status.GREY):
+            continue
+        problems = [r for r in health.reasons if not r.startswith(_NOT_HARDWARE)]
+        if not problems:
+            continue
+        labels.sort()
+        shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+        many = len(labels) > 1
+        sentences.append(
+            f"The {adjective}OST{'s' if many else ''} {shown}{whose} {'are' if many else 'is'} "
+            f"on array {array.name}, where " + "; ".join(problems)
+        )
+    return sentences
 
 
 def _rows(survey: Survey, results: list[Result], *, server: str, target: str = "") -> list:

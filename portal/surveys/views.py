@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from portal.console.services import Author
 from portal.inventory.choices import PairKind
 from portal.inventory.models import ServerPair
 from portal.surveys import figures, services
@@ -43,7 +44,7 @@ def survey_new(request, name: str):
                     server=data["server"] or None,
                     labels=data["targets"],
                     parameters={**data, "tolerance": data["tolerance"] / 100},
-                    user=request.user,
+                    author=Author.of_request(request),
                     confirmed=data["confirm"],
                 )
             except services.SurveyError as error:

@@ -481,13 +481,16 @@ class Simulation:
             raise WhatIfError(f"unknown failure {failure!r}")
         self.settle()
 
-    def run_command(self, arguments: Sequence[str], description: str) -> None:
+    def run_command(
+        self, arguments: Sequence[str], description: str, schedule: bool = True
+    ) -> None:
         """Run one cluster command (crm_resource, crm_attribute) on this CIB as an operator
-        would on the pair, then let the scheduler act on it."""
+        would on the pair, then (``schedule``) let the scheduler act on it."""
         completed = _run(arguments, cib_file=self.cib)
         if completed.returncode != 0:
             raise WhatIfError(f"{description}: {completed.stderr.strip()}")
-        self.transition(description, [])
+        if schedule:
+            self.transition(description, [])
 
     def _attribute_change(self, failure: HealthChange) -> tuple[str, str | None]:
         if isinstance(failure, AttributeChange):

@@ -20,11 +20,13 @@ def guided_tour(context) -> dict:
         "mail_url": _url("alerts:mail"),
         "alerts_url": _url("alerts:active"),
         "rules_url": _url("alerts:rules"),
+        "analytics_url": _url("analytics:index"),
+        "striping_url": _url("analytics:view", "striping"),
     }
 
 
-def _url(name: str) -> str | None:
+def _url(name: str, *args: str) -> str | None:
     try:
-        return reverse(name)
+        return reverse(name, args=args)
     except NoReverseMatch:
         return None

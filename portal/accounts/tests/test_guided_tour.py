@@ -36,3 +36,12 @@ def test_without_htmx_closing_returns_to_the_dashboard(client, world):
     client.force_login(world["admin"])
     response = client.post("/accounts/tour/dismiss/")
     assert response.status_code == 302 and response["Location"] == "/"
+
+
+def test_the_tour_links_the_analytics_that_exist(client, world):
+    client.force_login(world["viewer"])
+    page = client.get("/").content.decode()
+    assert "coming too" not in page and "next release" not in page
+    assert '<a href="/analytics/">Analytics</a> names the OSS that carries more' in page
+    assert '<a href="/analytics/striping/">badly striped jobs</a>' in page
+    assert client.get("/analytics/striping/").status_code == 200

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from portal.alerts.choices import EventStatus, GroupStatus, Severity
-from portal.alerts.models import Event, GroupMail, IncidentGroup
+from portal.alerts.choices import DeliveryStatus, EventStatus, GroupStatus, Severity
+from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup
 from portal.alerts.services.evaluation import acknowledge
 from portal.alerts.services.observation import HealthIndex
 
@@ -58,6 +58,43 @@ def incident(pk: int) -> IncidentGroup:
         .prefetch_related(Prefetch("mails", queryset=mails))
         .get()
     )
+
+
+WAITING = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
+
+
+def mail_state(group: IncidentGroup) -> str:
+    """Where the group's latest mail is, in words: gone out only once every address has it;
+    while the relay is down it waits in the outbox, and says how often it was tried."""
+    latest = group.mails.order_by("-at", "-pk").first()
+    if latest is None:
+        if group.status == GroupStatus.PENDING:
+            return "no mail yet: the first waits a little for the alerts the same fault raises"
+        return "no mail (nobody receives its rules' mail)"
+    deliveries = list(latest.deliveries.order_by("pk"))
+    waiting = [delivery for delivery in deliveries if delivery.status in WAITING]
+    failed = [delivery for delivery in deliveries if delivery.status == DeliveryStatus.FAILED]
+    what = f"its {latest.get_kind_display().lower()} mail"
+    if waiting:
+        tries = max(delivery.attempts for delivery in waiting)
+        tried = f", tried {tries} time{'s' if tries != 1 else ''}" if tries else ""
+        error = next((d.last_error for d in waiting if d.last_error), "")
+        return (
+            f"{what} waits in the outbox for {_addresses(waiting)}{tried}"
+            + (f" ({error})" if error else "")
+            + "; it goes out when the mail relay takes it"
+        )
+    if failed:
+        return f"{what} could not be delivered to {_addresses(failed)}: {failed[0].last_error}"
+    sent = [delivery for delivery in deliveries if delivery.status == DeliveryStatus.SENT]
+    if not sent:
+        return f"{what} goes to nobody (silenced or told with its server)"
+    last = max(delivery.sent_at for delivery in sent if delivery.sent_at)
+    return f"{what} went out at {timezone.localtime(last):%H:%M:%S} to {_addresses(sent)}"
+
+
+def _addresses(deliveries: list[Delivery]) -> str:
+    return ", ".join(delivery.address for delivery in deliveries)
 
 
 def acknowledge_group(group: IncidentGroup, user, comment: str = "") -> int:

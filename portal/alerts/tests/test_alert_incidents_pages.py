@@ -1,7 +1,8 @@
 """The Alerts page, the incident page and the incidents API, through Django's test client: an
 incident shows its alerts (the cause first, the muted after it, each with why), its mails and
-to whom they went; operators acknowledge an incident and with it each of its firing alerts,
-viewers read."""
+to whom they went (gone out only once they have); operators acknowledge an incident and with it
+each of its firing alerts, viewers read. During a mail outage the Alerts page says the relay is
+down; an administrator without a mail address is shown where to set it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from portal.alerts.choices import (
     TransitionKind,
 )
 from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
+from portal.alerts.services.relay import check_mail
+from portal.tests.smtp import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -293,3 +296,62 @@ def test_an_incident_not_mailed_yet_says_it_waits_and_an_ended_one_how_long_it_l
     assert "Resolved" in html and "lasted 40\xa0minutes" in html
     assert "muted: oss02 is down" not in html  # a resolved alert is no longer muted
     assert "Acknowledge the incident" not in html  # over: nothing left to acknowledge
+
+
+DOWN = "The mail relay is down: no alert mail goes out"
+
+
+@pytest.fixture
+def relay_down(settings):
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()  # nothing listens
+
+
+def test_the_alerts_page_says_the_relay_is_down_and_the_mail_waits(
+    client, incident, relay_down, settings
+):
+    html = signed_in(client, "viewer").get("/alerts/").content.decode()
+    assert DOWN in html
+    assert "1 alert mail waits in the outbox and goes out once the relay answers" in html
+    assert 'href="/alerts/settings/mail/"' in html
+    tile = check_mail()  # what the dashboard's mail tile shows
+    assert not tile.ok
+    assert f"No answer at {settings.EMAIL_HOST}:{settings.EMAIL_PORT}" in html
+    assert tile.detail[1:] in html
+
+
+def test_the_alerts_page_says_nothing_of_the_relay_when_it_answers(client, world, smtp):
+    assert DOWN not in signed_in(client, "viewer").get("/alerts/").content.decode()
+
+
+def test_an_incident_mail_waiting_in_the_outbox_is_not_said_to_have_gone_out(
+    client, incident, relay_down
+):
+    waiting = Delivery.objects.get(address="storage@example.org")
+    waiting.attempts = 3
+    waiting.save()
+    event = incident.members_by_label["oss02"]
+    viewer = signed_in(client, "viewer")
+    for page in (f"/alerts/events/{event.pk}/", f"/alerts/incidents/{incident.pk}/"):
+        html = viewer.get(page).content.decode()
+        assert "went out" not in html, page
+        assert (
+            "its firing mail waits in the outbox for storage@example.org, tried 3 times "
+            "(451 try again later); it goes out when the mail relay takes it"
+        ) in html.replace("Its firing", "its firing"), page
+    assert "(tried 3 times, next try" in html
+    waiting.status, waiting.sent_at = DeliveryStatus.SENT, timezone.now()
+    waiting.save()
+    html = viewer.get(f"/alerts/events/{event.pk}/").content.decode()
+    assert "its firing mail went out at " in html
+    assert "to ops@example.org, storage@example.org" in html
+
+
+def test_an_administrator_without_an_address_is_shown_where_to_set_it(client, world):
+    html = signed_in(client, "admin").get("/alerts/").content.decode()
+    assert "ask an administrator" not in html
+    link = f'<a href="/admin/auth/user/{world["admin"].pk}/change/">set it on your user page</a>'
+    assert link in html
+    assert client.get(f"/admin/auth/user/{world['admin'].pk}/change/").status_code == 200
+    operator = signed_in(client, "operator").get("/alerts/").content.decode()
+    assert "no alert mail reaches you: ask an administrator to set one" in operator
+    assert "/admin/auth/user/" not in operator

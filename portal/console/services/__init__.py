@@ -12,6 +12,7 @@ of ``portal.jobs`` with an audit entry written in the same transaction.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -73,17 +74,38 @@ class ConfirmationNeeded(Exception):
 
 @dataclass(frozen=True)
 class Author:
-    """Who asks, and from where: the audit entry's first columns."""
+    """Who asks, and from where: the audit entry's first columns. ``name`` is the author when
+    no portal user is (a manage.py command run without --user: the account that ran it)."""
 
     user: object
     via: str = Via.WEB
     remote_addr: str | None = None
+    name: str = ""
 
     @classmethod
     def of_request(cls, request, via: str = Via.WEB) -> Author:
         # The address nginx saw, as the sign-in limit counts it: the first X-Forwarded-For
         # entry is whatever the client claimed.
         return cls(request.user, via, client_address(request))
+
+    @classmethod
+    def of_command(cls, user=None) -> Author:
+        """A manage.py command: the portal user it names, else the system account running it
+        (the audit log's "who" for scripts and cron jobs)."""
+        return cls(user, Via.COMMAND, name=f"{_system_account()} (system account)")
+
+    @property
+    def username(self) -> str:
+        if getattr(self.user, "is_authenticated", False):
+            return self.user.get_username()
+        return self.name or "system"
+
+
+def _system_account() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        return "unknown"
 
 
 def audit(
@@ -100,7 +122,7 @@ def audit(
     user = author.user if getattr(author.user, "is_authenticated", False) else None
     return AuditEntry.objects.create(
         user=user,
-        username=user.get_username() if user else "system",
+        username=author.username[:150],
         via=author.via,
         remote_addr=author.remote_addr,
         act=act,
@@ -110,6 +132,22 @@ def audit(
         details=details or {},
         job=job,
         reverts=reverts,
+    )
+
+
+def audit_refusal(
+    author: Author, act: str, object_kind: str, object_name: str, reasons: list[str]
+) -> AuditEntry:
+    """An act the console refused, with its reasons: the log shows what was asked and why it
+    was not done (a failback while the server is down), not only what was done."""
+    title = f"{Act(act).label} of {object_name} refused"
+    return audit(
+        author,
+        act,
+        object_kind,
+        object_name,
+        Proposal(title, [f"refused: {reason}" for reason in reasons]),
+        details={"refused": reasons},
     )
 
 

@@ -36,6 +36,7 @@ from portal.console.services import (
     Refused,
     Say,
     audit,
+    audit_refusal,
     not_an_option,
     require,
     run_on_pair,
@@ -269,7 +270,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         refusals += health_refusals(server, cib, online)
         if refusals:
             raise Refused(_field(subject), refusals)
-        actions = homecoming(cib, moving, host)
+        actions = _bring_home(cib, moving, host)
         after = [Clear(label) for label in moving]
     elif act == Act.MAINTENANCE_START:
         if Maintenance.objects.filter(server=server, ended__isnull=True).exists():
@@ -289,7 +290,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         reasons = [r for r in health_refusals(server, cib, online) if "not online" not in r]
         if reasons:
             raise Refused("server", reasons)
-        actions = [Standby(host, on=False)] + homecoming(cib, moving, host)
+        actions = [Standby(host, on=False), *_bring_home(cib, moving, host)]
         after = [Clear(label) for label in moving]
     else:
         raise ConsoleError("act", f"unknown act {act!r}")
@@ -309,13 +310,29 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
     return ClusterPlan(act, subject, pair, actions, after, expect, result)
 
 
-def homecoming(cib: str, moving: list[str], host: str) -> list[Action]:
-    """Bring targets home: the failures of each first (a start that failed while a volume
-    group or a SAS path was down keeps Pacemaker from running it there again until cleaned
-    up, as an operator's `pcs resource cleanup`), then its constraints cleared and a move."""
+def _bring_home(cib: str, labels: list[str], host: str) -> list[Action]:
+    """Move each target to ``host``: its failures cleaned up first where a start failed (while
+    a volume group or a SAS path was down: Pacemaker runs it there again only once cleaned up,
+    as an operator's ``pcs resource cleanup``), and the console's earlier move or ban of it
+    cleared (``pcs resource clear``). A target with neither needs neither: each command is a
+    scheduler run in the what-if, and a failback after a crash has none of them."""
     root = ET.fromstring(cib)
-    cleanups: list[Action] = [Cleanup(label) for label in moving if failed_nodes(root, label)]
-    return cleanups + [a for label in moving for a in (Clear(label), Move(label, host))]
+    constrained = _constrained(root)
+    cleanups: list[Action] = [Cleanup(label) for label in labels if failed_nodes(root, label)]
+    return cleanups + [
+        action
+        for label in labels
+        for action in ([Clear(label)] if label in constrained else []) + [Move(label, host)]
+    ]
+
+
+def _constrained(root: ET.Element) -> set[str]:
+    """The resources with a constraint of crm_resource --move/--ban (ids "cli-...")."""
+    return {
+        location.get("rsc", "")
+        for location in root.iterfind("./configuration/constraints/rsc_location")
+        if location.get("id", "").startswith("cli-")
+    }
 
 
 def _field(subject: Server | Target) -> str:
@@ -347,14 +364,18 @@ def start(
         if not reason.strip():
             raise ConsoleError("reason", "say why the server goes into maintenance")
     pair = pair_of(subject)
-    running = busy(pair)
-    if running:
-        raise Refused("pair", [running + ": wait for it or cancel it"])
-    worked_out = plan(act, subject, lifetime)
+    kind = ObjectKind.SERVER if isinstance(subject, Server) else ObjectKind.TARGET
+    try:
+        running = busy(pair)
+        if running:
+            raise Refused("pair", [running + ": wait for it or cancel it"])
+        worked_out = plan(act, subject, lifetime)
+    except Refused as refused:
+        audit_refusal(author, act, kind, _name(subject), refused.reasons)
+        raise
     proposal = worked_out.proposal
     if not confirmed:
         raise ConfirmationNeeded(proposal)
-    kind = ObjectKind.SERVER if isinstance(subject, Server) else ObjectKind.TARGET
     params = {
         "act": act,
         "object_kind": kind,

@@ -75,6 +75,9 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
     with pytest.raises(Refused) as refused:
         cluster.start(Act.FAILBACK, oss01, operator, confirmed=False)
     assert "oss01 is not online in its cluster" in refused.value.reasons
+    refusal = AuditEntry.objects.get(act=Act.FAILBACK, job=None)  # in the log, with why
+    assert refusal.details["refused"] == refused.value.reasons
+    assert "refused: oss01 is not online in its cluster" in refusal.summary
 
     # Repaired: it rejoins, its targets stay on the partner until an operator fails it back.
     rack.clear_all()

@@ -108,6 +108,37 @@ def test_bad_cluster_requests_are_refused_with_the_field(client, world, rack_inv
     assert short.status_code == 400 and "say why" in short.json()["reason"][0]
 
 
+def test_a_refused_act_is_in_the_audit_log_with_its_reasons(client, world, rack_inventory):
+    pair = Target.objects.get(label="scratch-OST0000").primary_server.pair
+    busy = create_job(KIND_FAILBACK, "Failback of oss02", pairs=[pair])
+    Job.objects.filter(pk=busy.pk).update(state=JobState.RUNNING)
+    login(client, "operator")
+    # The page answers at once and works the act out in place (it reads the live cluster).
+    page = client.get("/console/servers/oss01/failback/").content.decode()
+    assert 'id="what-if-pending"' in page and 'hx-get="/console/servers/oss01/failback/"' in page
+    assert "Reading the cluster of ssu01" in page and not AuditEntry.objects.exists()
+    answer = client.get("/console/servers/oss01/failback/", HTTP_HX_REQUEST="true")
+    assert answer.status_code == 200  # htmx swaps a 2xx answer in
+    reason = (
+        f"job #{busy.pk} (Failback of oss02) is still running on ssu01: wait for it or cancel it"
+    )
+    assert reason in answer.content.decode() and 'id="act-refused"' in answer.content.decode()
+    assert client.post("/console/servers/oss01/failback/").status_code == 409
+    entry = AuditEntry.objects.filter(act=Act.FAILBACK).last()  # the first of the two
+    assert (entry.username, entry.act, entry.object_name, entry.job) == (
+        "operator",
+        Act.FAILBACK,
+        "oss01",
+        None,
+    )
+    assert entry.summary == f"Failback of oss01 refused\nrefused: {reason}"
+    login(client, "admin")
+    log = client.get("/console/audit/?act=failback").content.decode()
+    assert "Failback of oss01 refused" in log and f"Refused: {reason}" in log
+    api = client.get("/api/v1/audit/?act=failback").json()["results"]
+    assert [row["object_name"] for row in api] == ["oss01", "oss01"]
+
+
 def test_the_audit_log_cannot_be_changed(client, world):
     job = create_job(KIND_FAILBACK, "Failback of oss01")
     entry = AuditEntry.objects.create(

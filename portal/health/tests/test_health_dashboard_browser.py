@@ -74,6 +74,8 @@ def open_until(page, url: str, selector: str, seconds: float):
     deadline = time.monotonic() + seconds
     while True:
         page.goto(url)
+        # An act page loads its answer in place once Pacemaker has worked it out.
+        page.wait_for_selector("#what-if-pending", state="detached", timeout=60_000)
         if page.locator(selector).count():
             return page.locator(selector)
         if time.monotonic() > deadline:
@@ -207,7 +209,7 @@ def test_the_dashboard_follows_failures_and_the_console_mends_them(
 
     operator.goto(f"{url}/health/servers/oss01/")
     operator.click('#server-actions a[data-act="failback"]')
-    refused = operator.locator("#act-refused").inner_text()
+    refused = operator.locator("#act-refused").inner_text(timeout=60_000)
     assert "oss01 is not online in its cluster" in refused
     shot(operator, "console-1-failback-refused")
 

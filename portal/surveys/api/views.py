@@ -12,6 +12,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from portal.accounts.permissions import OperatorWrites
+from portal.console.choices import Via
+from portal.console.services import Author
 from portal.inventory.models import ServerPair
 from portal.surveys import services
 from portal.surveys.api.serializers import (
@@ -56,7 +58,7 @@ class SurveyViewSet(
                 labels=data.pop("targets", None),
                 confirmed=data.pop("confirm"),
                 parameters=data,
-                user=request.user,
+                author=Author.of_request(request, Via.API),
             )
         except services.SurveyError as error:
             return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)

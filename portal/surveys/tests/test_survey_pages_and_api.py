@@ -4,13 +4,20 @@ the field. The surveys here are concluded from printed output, as the job conclu
 
 from __future__ import annotations
 
+import getpass
 import json
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
-from portal.inventory.models import ServerPair
+from portal.console.choices import Act, Via
+from portal.console.models import AuditEntry
+from portal.health.choices import NodeKind, Status
+from portal.health.models import HealthStatus
+from portal.health.services.facts import object_key
+from portal.inventory.models import ServerPair, Target
 from portal.surveys import services
 from portal.surveys.choices import ACCEPTANCE, Scope
 from portal.surveys.models import Survey
@@ -81,6 +88,43 @@ def test_pages_show_the_verdict_the_curves_history_and_comparison(rack_inventory
     assert client.get("/surveys/ssu/ssu01/new/").status_code == 403
 
 
+def test_a_failing_verdict_names_the_array_and_the_part_health_found_failed(
+    rack_inventory, world, client
+):
+    """The slow OSTs are on one array; the health engine found its controller failed: the
+    verdict says so, after the servers and the OSTs it measured slow."""
+    slow = Target.objects.get(label="scratch-OST0004").volume_group.array
+    failed = "controller A has failed: controller B serves every volume"
+    HealthStatus.objects.create(
+        key=object_key(slow),
+        kind=NodeKind.ARRAY,
+        name=slow.name,
+        status=Status.ORANGE,
+        reasons=[failed],
+        summary={"failed_parts": ["controller A"]},
+        since=timezone.now(),
+    )
+    bad = stored_survey(3900, slow_ost="scratch-OST0004")
+    assert bad.reasons[-1] == (
+        f"The slow OST scratch-OST0004 is on array {slow.name}, where {failed}"
+    )
+    client.login(username="viewer", password="pw-viewer-123!")
+    page = client.get(f"/surveys/{bad.pk}/").content.decode()
+    assert f"is on array {slow.name}, where controller A has failed" in page
+
+    # No OST slow alone: the OSTs of the slow servers, on each array health found wrong.
+    servers_only = stored_survey(3900)
+    held = Target.objects.filter(volume_group__array=slow).order_by("label")
+    labels = [target.label for target in held]
+    assert servers_only.reasons[-1] == (
+        f"The OSTs {', '.join(labels[:3])} and {len(labels) - 3} more of oss01 and oss02 are "
+        f"on array {slow.name}, where {failed}"
+    )
+    # Green again: nothing more than the measurements.
+    HealthStatus.objects.filter(key=object_key(slow)).update(status=Status.GREEN, reasons=[])
+    assert not any("on array" in r for r in stored_survey(3900, "scratch-OST0004").reasons)
+
+
 def test_the_api_reads_everyone_and_starts_for_operators(rack_inventory, world, client, metrics_db):
     stored = stored_survey(4700)
     client.login(username="viewer", password="pw-viewer-123!")
@@ -108,6 +152,14 @@ def test_the_api_reads_everyone_and_starts_for_operators(rack_inventory, world, 
     body = started.json()
     assert list(body["targets"]) == ["oss02"] and body["verdict"] == "pending" and body["job"]
     assert Survey.objects.count() == 2
+    entry = AuditEntry.objects.get(job=body["job"])
+    assert (entry.username, entry.via, entry.act, entry.object_name) == (
+        "operator",
+        Via.API,
+        Act.SURVEY,
+        "ssu01",
+    )
+    assert entry.summary.startswith("obdfilter-survey of oss02\nOSTs: scratch-OST0001, ")
 
 
 def test_the_form_refuses_with_the_field_named(rack_inventory, world, client, metrics_db):
@@ -144,6 +196,18 @@ def test_the_command_starts_and_shows(rack_inventory, world, metrics_db, capsys)
     started = Survey.objects.get()
     assert started.targets == {"oss02": ["scratch-OST0001"]} and started.size_mb == 2048
     assert capsys.readouterr().out.strip() == str(started.pk)
+    # In the audit log, with its author: the system account that ran the command, or --user.
+    entry = AuditEntry.objects.get(job=started.job)
+    assert (entry.act, entry.via, entry.object_name) == (Act.SURVEY, Via.COMMAND, "ssu01")
+    assert entry.username == f"{getpass.getuser()} (system account)" and entry.user is None
+    call_command("survey", "ssu01", "--server", "oss01", "--user", "operator")
+    by_operator = Survey.objects.latest("pk")
+    assert by_operator.created_by == world["operator"]
+    entry = AuditEntry.objects.get(job=by_operator.job)
+    assert (entry.username, entry.user) == ("operator", world["operator"])
+    with pytest.raises(CommandError, match="user: no user named 'nobody'"):
+        call_command("survey", "ssu01", "--user", "nobody")
+    capsys.readouterr()
     stored = stored_survey(4700)
     call_command("survey", "--show", str(stored.pk))
     printed = capsys.readouterr().out

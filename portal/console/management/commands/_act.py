@@ -7,7 +7,6 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from portal.console.choices import Via
 from portal.console.services import Author, ConfirmationNeeded, ConsoleError, Refused
 from portal.jobs.choices import JobState
 from portal.jobs.services import wait_until_finished
@@ -17,7 +16,12 @@ EXIT_NEEDS_CONFIRMATION = 3
 
 
 def add_common(parser) -> None:
-    parser.add_argument("--user", default="", help="whose act it is in the audit log")
+    parser.add_argument(
+        "--user",
+        default="",
+        help="the portal user whose act it is in the audit log (default: the system account "
+        "running the command)",
+    )
     parser.add_argument("--yes", action="store_true", help="go ahead without asking")
     parser.add_argument("--wait", action="store_true", help="wait for the job and print it")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds --wait waits")
@@ -30,7 +34,7 @@ def author(options) -> Author:
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"user: no user named {options['user']!r}")
-    return Author(user, Via.COMMAND)
+    return Author.of_command(user)
 
 
 def run(command, call, options) -> None:

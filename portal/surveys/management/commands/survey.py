@@ -15,6 +15,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from portal.console.management.commands._act import author
 from portal.inventory.models import ServerPair
 from portal.jobs.services import wait_until_finished
 from portal.surveys import choices, services
@@ -66,6 +67,12 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="wait for the verdict")
         parser.add_argument("--timeout", type=float, default=7200)
         parser.add_argument("--json", action="store_true", help="print the survey as JSON")
+        parser.add_argument(
+            "--user",
+            default="",
+            help="the portal user who starts it, in the audit log (default: the system account "
+            "running the command)",
+        )
 
     def handle(self, *args, **options):
         if options["show"] is not None:
@@ -105,6 +112,7 @@ class Command(BaseCommand):
                 server=options["server"],
                 labels=options["targets"],
                 parameters=parameters,
+                author=author(options),
                 confirmed=options["yes"],
             )
         except services.SurveyError as error:
