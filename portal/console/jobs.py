@@ -97,11 +97,13 @@ register(
 )
 
 
-def _replacement_step(action):
+def _replacement_step(action, *, follows_the_array: bool = False):
     def step(run: StepRun) -> None:
         replacement = drives.job_replacement(run.job)
+        # The step that watches the reconstruction moves the job on with the array's percentage.
+        extra = {"progress": run.report_progress} if follows_the_array else {}
         try:
-            sentence = action(replacement, run.console.say, run.console.write)
+            sentence = action(replacement, run.console.say, run.console.write, **extra)
         except StepFailed as failure:
             drives.stopped(replacement, str(failure))
             raise
@@ -133,7 +135,7 @@ register(
         StepSpec(
             "watch",
             "Follow the array until the volume group is optimal",
-            _replacement_step(drives.watch),
+            _replacement_step(drives.watch, follows_the_array=True),
             # Hours of reconstruction: a second drive lost meanwhile must turn red and alert.
             acts=False,
         ),

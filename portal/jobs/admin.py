@@ -7,7 +7,7 @@ from portal.jobs.models import Job, Step
 
 class StepInline(admin.TabularInline):
     model = Step
-    fields = ("position", "name", "state", "started", "finished", "idempotent")
+    fields = ("position", "name", "state", "progress", "started", "finished", "idempotent")
     readonly_fields = fields
     extra = 0
     can_delete = False

@@ -119,11 +119,19 @@ class Job(models.Model):
 
     @property
     def progress_percent(self) -> int:
-        total = self.steps.count()
-        if not total:
+        """The share of its steps done, the running step counted by how far it says it is
+        (a drive's reconstruction moves the job on as the array's percentage grows)."""
+        steps = list(self.steps.values_list("state", "progress"))
+        if not steps:
             return 0
-        done = self.steps.filter(state=StepState.SUCCEEDED).count()
-        return round(100 * done / total)
+        succeeded = sum(1 for state, _progress in steps if state == StepState.SUCCEEDED)
+        if succeeded == len(steps):
+            return 100
+        running = sum(
+            (progress or 0) / 100 for state, progress in steps if state == StepState.RUNNING
+        )
+        # Short of 100 % until every step has succeeded (a step at 99.6 % is not done).
+        return min(round(100 * (succeeded + running) / len(steps)), 99)
 
     @property
     def current_step(self) -> Step | None:
@@ -147,6 +155,12 @@ class Step(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     log = models.TextField(blank=True, help_text="what the step did, in words")
     output = models.TextField(blank=True, help_text="captured command output")
+    progress = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="how far the step is, in percent, when it can tell (a reconstruction: the "
+        "array's own percentage); empty for a step that cannot",
+    )
 
     class Meta:
         ordering = ["job", "position"]

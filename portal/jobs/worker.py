@@ -97,6 +97,13 @@ class StepRun:
     def context(self) -> Any:
         return self._shared.get()
 
+    def report_progress(self, percent: float) -> None:
+        """How far the step is (0-100), for a step that can tell: the job's progress on its
+        page and in the API follows it instead of waiting for the step to end."""
+        percent = max(0, min(100, int(percent)))
+        Step.objects.filter(pk=self.step.pk).update(progress=percent)
+        self.step.progress = percent
+
 
 def run_job(job_id: int, worker: str = "", worker_pid: int | None = None) -> Job | None:
     """Run a pending job's steps in order, from the first that has not succeeded.
@@ -147,7 +154,7 @@ def run_job(job_id: int, worker: str = "", worker_pid: int | None = None) -> Job
 
 def _run_step(job: Job, step: Step, spec: JobKindSpec, shared: _Shared) -> tuple[str, str]:
     Step.objects.filter(pk=step.pk).update(
-        state=StepState.RUNNING, started=timezone.now(), finished=None
+        state=StepState.RUNNING, started=timezone.now(), finished=None, progress=None
     )
     step.state = StepState.RUNNING
     console = Console(step)

@@ -11,60 +11,15 @@ reaches the demo's mail server."""
 from __future__ import annotations
 
 import mailbox
-import os
-import shutil
-import socket
-import subprocess
 import time
 
 import pytest
 import requests
 
-from portal.conftest import REPO
-
 pytestmark = [pytest.mark.browser]
 
 BUILD_SECONDS = 900  # on a 2-core machine shared with the rest of the suite
 GREEN_SECONDS = 120  # the issue's promise, once the build is done
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def fresh_demo(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("demo-run")
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("OSTARA_", "REDIS_URL", "INFLUXDB_", "DJANGO_SETTINGS"))
-    }
-    env.update(
-        OSTARA_RUN_DIR=str(run_dir),
-        OSTARA_REDIS_PORT=str(free_port()),
-        OSTARA_INFLUXDB_PORT=str(free_port()),
-        OSTARA_INFLUXDB_RPC_PORT=str(free_port()),
-        OSTARA_PORTAL_PORT=str(free_port()),
-        OSTARA_SMTP_PORT=str(free_port()),
-    )
-    script = REPO / "deploy" / "demo.sh"
-    started = subprocess.run(
-        [str(script), "start"], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    try:
-        assert started.returncode == 0, started.stdout + started.stderr
-        yield {
-            "url": f"http://127.0.0.1:{env['OSTARA_PORTAL_PORT']}",
-            "password": (run_dir / "admin-password").read_text().strip(),
-            "output": started.stdout,
-            "run_dir": run_dir,
-        }
-    finally:
-        subprocess.run([str(script), "stop"], env=env, cwd=REPO, timeout=300, check=False)
-        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def red_objects(url: str, auth: tuple[str, str]) -> set[tuple[str, str, str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
@@ -307,24 +308,29 @@ def reconstruct(replacement: DriveReplacement, say: Say, write) -> str:
     return ""
 
 
-def watch(replacement: DriveReplacement, say: Say, write) -> str:
-    """Follow the array until the volume group is optimal; the page shows the progress."""
+def watch(
+    replacement: DriveReplacement, say: Say, write, progress: Callable[[int], None] | None = None
+) -> str:
+    """Follow the array until the volume group is optimal; the drive's page shows the array's
+    percentage, and ``progress`` hears it too (the job's own progress follows it)."""
     started = time.monotonic()
     deadline = started + settings.OSTARA_DRIVE_REBUILD_HOURS * 3600
     last = -1
     array = replacement.drive.enclosure.array
     while True:
-        state, operation, progress = _group_state(replacement, say, write)
+        state, operation, percent = _group_state(replacement, say, write)
         if operation:
             phase = (
                 ReplacementState.COPYBACK
                 if operation == "copyback"
                 else ReplacementState.RECONSTRUCTING
             )
-            _update(replacement, state=phase, progress=progress)
-            if progress != last:
-                say(f"{replacement.volume_group}: {operation} {progress}% complete")
-                last = progress
+            _update(replacement, state=phase, progress=percent)
+            if percent != last:
+                say(f"{replacement.volume_group}: {operation} {percent}% complete")
+                if progress:
+                    progress(percent)
+                last = percent
         elif state == "optimal":
             break
         else:

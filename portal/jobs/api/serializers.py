@@ -16,6 +16,7 @@ class StepSerializer(serializers.ModelSerializer):
             "idempotent",
             "started",
             "finished",
+            "progress",
             "log",
             "output",
         ]
