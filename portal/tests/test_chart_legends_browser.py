@@ -15,6 +15,7 @@ from portal.health.tests.conftest import (  # noqa: F401 (fixtures)
     metrics_db,
     rack_inventory,
 )
+from portal.tests.test_content_security_policy_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -48,11 +49,7 @@ LEGENDS = """Array.from(document.querySelectorAll(".chart .u-legend")).map((lege
 @pytest.fixture
 def signed_in(page, live_server, world, evaluated_rack):  # noqa: F811
     evaluated_rack.write(time.time())  # a third round: two steps of rates for the time charts
-    page.goto(f"{live_server.url}/accounts/login/?next=/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "pw-admin-123!")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
+    sign_in(page, live_server.url)
     return page
 
 
