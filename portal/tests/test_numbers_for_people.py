@@ -34,8 +34,27 @@ def test_counts_and_figures_have_thousands_separators():
     assert numbers.format_count(4_739_361.0) == "4,739,361"
     assert numbers.format_number(1234.56, 1) == "1,234.6"
     assert numbers.format_rate(1.5 * 2**30) == "1.5 GiB/s"
+    # Any reading or limit, as few digits as it needs, never "5.3e+06".
+    assert [numbers.format_figure(v) for v in (5_300_000.0, 4.25, 10, 0.5, 1234.5)] == [
+        "5,300,000",
+        "4.25",
+        "10",
+        "0.5",
+        "1,234",
+    ]
     # A capacity from decimal drive nameplates, in the same binary units as everything else.
     assert numbers.format_terabytes(480) == "436.6 TiB"
+
+
+def test_an_alert_reason_writes_a_large_reading_for_a_person():
+    from portal.alerts.conditions import describe_threshold
+
+    said = describe_threshold(
+        "kbytes_avail", 5_300_000.0, "<", 10_000_000, rate=False, percent_of=""
+    )
+    assert said == "kbytes_avail at 5,300,000 (< 10,000,000)"
+    kept = describe_threshold("kbytes_avail", 4.0, "<", 10, rate=False, percent_of="kbytes_total")
+    assert kept == "kbytes_avail at 4.0 % of kbytes_total (< 10)"
 
 
 def test_every_template_has_the_filters_without_loading_them():

@@ -69,6 +69,17 @@ def format_number(value, digits: int = 1) -> str:
     return f"{number:,.{digits}f}"
 
 
+def format_figure(value) -> str:
+    """A reading or a limit of any size, as few digits as it needs: "5,300,000", "4.25",
+    "0.5" (Python's ``:g`` writes "5.3e+06")."""
+    number = _finite(value)
+    if number is None:
+        return NOTHING
+    if number == int(number) or abs(number) >= 1000:
+        return f"{int(round(number)):,}"
+    return f"{number:.3g}" if abs(number) < 1 else f"{number:,.2f}".rstrip("0").rstrip(".")
+
+
 def format_terabytes(value, digits: int = 1) -> str:
     """A capacity given in decimal terabytes (drive nameplates times drives), in binary units
     like every other size: 480 TB is "436.6 TiB"."""
