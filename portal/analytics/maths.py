@@ -209,15 +209,18 @@ def heatmap(
     """Bytes/s per ``by`` (``server`` or ``target``) and time step over [since, until]: rows
     sorted by their total, hottest first; ``times`` are the steps' starts. Each increment is
     spread over the time since the point before; the first increment of a series, whose point
-    before may be the window's first value placed at ``since``, over at most ``point_step``
-    (the points' own step; default ``step``)."""
+    before may be the window's first value placed at ``since``, over at most one round of the
+    series (its usual gap, and no less than ``point_step``, the points' step as read)."""
     columns = max(1, math.ceil((until - since) / step))
-    first_span = point_step or step
     rows: dict[str, list[float]] = {}
     for tags, members in by_series(points, "ost").items():
         tag = dict(tags)
         key = _row_key(tag, by)
         row = rows.setdefault(key, [0.0] * columns)
+        # The series' own round, from its gaps after the first (the first may be the window's
+        # first value, placed at its start however late the series began).
+        later = sorted(b.time - a.time for a, b in zip(members[1:], members[2:], strict=False))
+        first_span = max(point_step or 0.0, later[len(later) // 2] if later else 0.0) or step
         before = members[0].time if members else since
         for number, (t, amount) in enumerate(increments(members, BYTES)):
             start = max(before, t - first_span) if number == 0 else before

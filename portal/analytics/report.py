@@ -88,12 +88,10 @@ def build_report(
     since, until = (min(times), max(times)) if times else (0.0, 0.0)
     step = max(min_step, (until - since) / columns) if times else min_step
     in_ssu = maths.group_shares(totals, group_of) if group_of else {}
-    # How far back a series' first increment reaches: the points' own round.
-    point_step = max(min_step, maths.sampling_step(points)) if times else min_step
     since_when = maths.overloaded_since(
-        points, balance.overloaded, since, until, step, margin, point_step
+        points, balance.overloaded, since, until, step, margin, min_step
     )
-    osts = maths.heatmap(points, "target", since, until, step, point_step)
+    osts = maths.heatmap(points, "target", since, until, step, min_step)
     osts["rows"] = osts["rows"][:heatmap_ost_rows]
     return {
         "window": {"since": since, "until": until} if times else None,
@@ -131,7 +129,7 @@ def build_report(
         "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
         "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),
         "heatmap": {
-            "oss": maths.heatmap(points, "server", since, until, step, point_step),
+            "oss": maths.heatmap(points, "server", since, until, step, min_step),
             "ost": osts,
         },
     }

@@ -259,6 +259,16 @@ def test_a_series_first_increment_stays_in_its_own_step():
     assert grid["rows"][0]["values"] == [0.0, 20.0, 10.0]
 
 
+def test_a_young_rack_colours_only_the_columns_since_its_data_began():
+    # An hour's window whose data began 30 s before its end: the window's first value comes
+    # placed at the window's start. Only the last column has bytes, none smeared over the hour.
+    points = [ost("oss01", "OST0000", 0, write=0)] + [
+        ost("oss01", "OST0000", t, write=10 * (t - 3570)) for t in (3580, 3590, 3600)
+    ]
+    values = maths.heatmap(points, "server", 0, 3600, 60)["rows"][0]["values"]
+    assert values[:59] == [0.0] * 59 and values[59] == pytest.approx(300 / 60)
+
+
 def test_the_jobs_of_one_heatmap_cell():
     points = [
         job("a", "OST0000", 0, write=0),
