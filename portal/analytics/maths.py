@@ -173,6 +173,8 @@ def increments(points: list[Point], names: tuple[str, ...]) -> list[tuple[float,
 
 
 BYTES = ("read_bytes", "write_bytes")
+# How many of a series' rounds one increment may be spread over in a heat map.
+SPREAD_ROUNDS = 3
 
 
 def _row_key(tag: dict, by: str) -> str:
@@ -181,7 +183,9 @@ def _row_key(tag: dict, by: str) -> str:
     return target_label(tag.get("fs", ""), tag.get("target", ""))
 
 
-def _spread(row: list[float], amount: float, start: float, end: float, since: float, step: float):
+def _spread(
+    row: list[float], amount: float, start: float, end: float, since: float, step: float
+) -> None:
     """Add ``amount`` moved over (start, end] to the columns of ``row`` (bytes/s), each its
     share of the time: a sensor round missed under load, or points whose steps do not line up
     with the columns, leave no column empty while bytes moved."""
@@ -223,8 +227,10 @@ def heatmap(
         first_span = max(point_step or 0.0, later[len(later) // 2] if later else 0.0) or step
         before = members[0].time if members else since
         for number, (t, amount) in enumerate(increments(members, BYTES)):
-            start = max(before, t - first_span) if number == 0 else before
-            _spread(row, amount, start, t, since, step)
+            # A round or two missed: spread over the gap; a server that was down: its bytes
+            # since it came back belong to its last few rounds, not to the outage.
+            reach = first_span if number == 0 else SPREAD_ROUNDS * first_span
+            _spread(row, amount, max(before, t - reach), t, since, step)
             before = t
     ranked = sorted(rows.items(), key=lambda item: (-sum(item[1]), item[0]))
     return {

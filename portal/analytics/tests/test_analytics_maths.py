@@ -269,6 +269,16 @@ def test_a_young_rack_colours_only_the_columns_since_its_data_began():
     assert values[:59] == [0.0] * 59 and values[59] == pytest.approx(300 / 60)
 
 
+def test_a_server_that_was_down_is_not_coloured_busy_through_its_outage():
+    # 10 B/s, then down from t=30 to t=100 (its counters restart), 10 B/s again after.
+    points = [ost("oss01", "OST0000", t, write=10 * t) for t in (0, 10, 20, 30)] + [
+        ost("oss01", "OST0000", t, write=10 * (t - 100)) for t in (110, 120)
+    ]
+    values = maths.heatmap(points, "server", 0, 120, 10)["rows"][0]["values"]
+    assert values[:3] == [10.0] * 3 and values[3:8] == [0.0] * 5
+    assert sum(values[8:]) * 10 == pytest.approx(200)
+
+
 def test_the_jobs_of_one_heatmap_cell():
     points = [
         job("a", "OST0000", 0, write=0),
