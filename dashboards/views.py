@@ -122,7 +122,7 @@ def filesystem() -> dashboard.Dashboard:
         .with_variable(
             _variable("fs", "Filesystem", queries.grafana_tag_values(schema.OST.name, schema.FS))
         )
-        .with_panel(_timeseries("Throughput", "Bps", _throughput(where), width=24))
+        .with_panel(_timeseries("Throughput", "binBps", _throughput(where), width=24))
         .with_panel(
             _bars(
                 f"The {TOP} fullest OSTs (OST balance; the SSU dashboard has all of its own)",
@@ -170,7 +170,7 @@ def filesystem() -> dashboard.Dashboard:
         .with_panel(
             _timeseries(
                 "Throughput per OSS: busiest, mean, least busy",
-                "Bps",
+                "binBps",
                 Query(queries.grafana_rate_spread(_rate_by("write_bytes", where, schema.SERVER)))
                 .ref_id("A")
                 .alias("write $col"),
@@ -201,11 +201,11 @@ def ssu() -> dashboard.Dashboard:
         .with_variable(
             _variable("ssu", "SSU", queries.grafana_tag_values(schema.OST.name, schema.SSU))
         )
-        .with_panel(_timeseries("Throughput", "Bps", _throughput(where)))
+        .with_panel(_timeseries("Throughput", "binBps", _throughput(where)))
         .with_panel(
             _timeseries(
                 "Write throughput per OSS",
-                "Bps",
+                "binBps",
                 Query(_rate_by("write_bytes", where, schema.SERVER)).alias("$tag_server"),
             )
         )
@@ -260,7 +260,7 @@ def server() -> dashboard.Dashboard:
         .with_panel(
             _timeseries(
                 "LNet traffic",
-                "Bps",
+                "binBps",
                 Query(
                     queries.grafana_rate_statement(
                         schema.LNET.name,
@@ -272,7 +272,7 @@ def server() -> dashboard.Dashboard:
             )
         )
         .with_panel(
-            _timeseries("Target throughput on this server", "Bps", _throughput(where), width=24)
+            _timeseries("Target throughput on this server", "binBps", _throughput(where), width=24)
         )
     )
 
@@ -299,7 +299,7 @@ def target() -> dashboard.Dashboard:
                 ),
             )
         )
-        .with_panel(_timeseries("Throughput", "Bps", _throughput(where)))
+        .with_panel(_timeseries("Throughput", "binBps", _throughput(where)))
         .with_panel(
             _timeseries(
                 "IOPS",

@@ -38,3 +38,13 @@ def test_every_variable_is_used_by_a_panel_and_queries_the_datasource():
             assert f"${variable['name']}" in queries, (uid, variable["name"])
             assert variable["datasource"]["uid"] == DATASOURCE_UID
             assert variable["query"].startswith("SHOW TAG VALUES")
+
+
+def test_sizes_and_throughput_are_in_binary_units_as_in_the_portal():
+    # Grafana's "Bps" and "decbytes" are decimal (MB/s, GB); "binBps" and "bytes" are binary
+    # (MiB/s, GiB), the units every page of the portal writes.
+    for uid in DASHBOARDS:
+        board = json.loads(render(uid))
+        for panel in board["panels"]:
+            unit = panel.get("fieldConfig", {}).get("defaults", {}).get("unit", "")
+            assert unit not in ("Bps", "decbytes", "MBs", "GBs", "KBs"), (uid, panel["title"])

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from portal.health.choices import NodeKind, Status
 from portal.inventory.choices import VolumeGroupState
+from portal.web.numbers import format_figure
 from sensors import schema
 
 RED, ORANGE, ON_PARTNER, SILENT = "red", "orange", "on_partner", "silent"
@@ -140,5 +141,5 @@ def describe_threshold(
     elif rate:
         reading = f"{field} at {value:,.1f}/s"
     else:
-        reading = f"{field} at {value:g}"
-    return f"{reading} ({comparison} {threshold:g})"
+        reading = f"{field} at {format_figure(value)}"
+    return f"{reading} ({comparison} {format_figure(threshold)})"

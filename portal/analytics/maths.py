@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from metrics import quantities
+from portal.web.numbers import format_bytes
 from sensors import schema
 
 # Lustre's allocator leaves round-robin placement past this fill difference (qos_threshold_rr).
@@ -172,6 +173,8 @@ def increments(points: list[Point], names: tuple[str, ...]) -> list[tuple[float,
 
 
 BYTES = ("read_bytes", "write_bytes")
+# How many of a series' rounds one increment may be spread over in a heat map.
+SPREAD_ROUNDS = 3
 
 
 def _row_key(tag: dict, by: str) -> str:
@@ -180,18 +183,55 @@ def _row_key(tag: dict, by: str) -> str:
     return target_label(tag.get("fs", ""), tag.get("target", ""))
 
 
-def heatmap(points: Iterable[Point], by: str, since: float, until: float, step: float) -> dict:
+def _spread(
+    row: list[float], amount: float, start: float, end: float, since: float, step: float
+) -> None:
+    """Add ``amount`` moved over (start, end] to the columns of ``row`` (bytes/s), each its
+    share of the time: a sensor round missed under load, or points whose steps do not line up
+    with the columns, leave no column empty while bytes moved."""
+    columns = len(row)
+    start = min(max(start, since), end)
+    if end - start <= 1e-9:
+        row[min(columns - 1, max(0, int((end - since - 1e-9) // step)))] += amount / step
+        return
+    first = min(columns - 1, max(0, int((start - since) // step)))
+    last = min(columns - 1, max(0, int((end - since - 1e-9) // step)))
+    for column in range(first, last + 1):
+        left = since + column * step if column > first else start
+        right = since + (column + 1) * step if column < last else end
+        row[column] += amount * max(0.0, right - left) / (end - start) / step
+
+
+def heatmap(
+    points: Iterable[Point],
+    by: str,
+    since: float,
+    until: float,
+    step: float,
+    point_step: float | None = None,
+) -> dict:
     """Bytes/s per ``by`` (``server`` or ``target``) and time step over [since, until]: rows
-    sorted by their total, hottest first; ``times`` are the steps' starts."""
+    sorted by their total, hottest first; ``times`` are the steps' starts. Each increment is
+    spread over the time since the point before; the first increment of a series, whose point
+    before may be the window's first value placed at ``since``, over at most one round of the
+    series (its usual gap, and no less than ``point_step``, the points' step as read)."""
     columns = max(1, math.ceil((until - since) / step))
     rows: dict[str, list[float]] = {}
     for tags, members in by_series(points, "ost").items():
         tag = dict(tags)
         key = _row_key(tag, by)
         row = rows.setdefault(key, [0.0] * columns)
-        for t, amount in increments(members, BYTES):
-            column = min(columns - 1, max(0, int((t - since - 1e-9) // step)))
-            row[column] += amount / step
+        # The series' own round, from its gaps after the first (the first may be the window's
+        # first value, placed at its start however late the series began).
+        later = sorted(b.time - a.time for a, b in zip(members[1:], members[2:], strict=False))
+        first_span = max(point_step or 0.0, later[len(later) // 2] if later else 0.0) or step
+        before = members[0].time if members else since
+        for number, (t, amount) in enumerate(increments(members, BYTES)):
+            # A round or two missed: spread over the gap; a server that was down: its bytes
+            # since it came back belong to its last few rounds, not to the outage.
+            reach = first_span if number == 0 else SPREAD_ROUNDS * first_span
+            _spread(row, amount, max(before, t - reach), t, since, step)
+            before = t
     ranked = sorted(rows.items(), key=lambda item: (-sum(item[1]), item[0]))
     return {
         "by": by,
@@ -227,11 +267,12 @@ def overloaded_since(
     until: float,
     step: float,
     margin: float = DEFAULT_OVERLOAD_MARGIN,
+    point_step: float | None = None,
 ) -> dict[str, float | None]:
     """For each of ``servers``: the start of the last unbroken run of steps, up to the end of
     the window, in which its share was above the mean by ``margin`` (None: not over at the end
     of the window)."""
-    grid = heatmap(points, "server", since, until, step)
+    grid = heatmap(points, "server", since, until, step, point_step)
     values = {row["name"]: row["values"] for row in grid["rows"]}
     everyone = list(values)
     answer: dict[str, float | None] = {}
@@ -344,8 +385,9 @@ def striping(
                 "bytes": moved,
                 "stripe_count": warranted,
                 "advice": (
-                    f"Job {job} moved {_gib(moved)} through {osts} OST{'s' if osts != 1 else ''}"
-                    f" of {filesystem_osts}; stripe its output directory over {warranted} "
+                    f"Job {job} moved {format_bytes(moved)} through {osts} "
+                    f"OST{'s' if osts != 1 else ''} of {filesystem_osts}; stripe its output "
+                    f"directory over {warranted} "
                     f"(lfs setstripe -c {warranted} <dir>) so that its I/O spreads over more "
                     "servers and disks instead of queueing on "
                     f"{'one' if osts == 1 else 'a few'}."
@@ -354,10 +396,6 @@ def striping(
         )
     flagged.sort(key=lambda row: -row["bytes"])
     return flagged
-
-
-def _gib(value: float) -> str:
-    return f"{value / 2**30:,.1f} GiB"
 
 
 # --- client access patterns -------------------------------------------------------------------

@@ -88,8 +88,10 @@ def build_report(
     since, until = (min(times), max(times)) if times else (0.0, 0.0)
     step = max(min_step, (until - since) / columns) if times else min_step
     in_ssu = maths.group_shares(totals, group_of) if group_of else {}
-    since_when = maths.overloaded_since(points, balance.overloaded, since, until, step, margin)
-    osts = maths.heatmap(points, "target", since, until, step)
+    since_when = maths.overloaded_since(
+        points, balance.overloaded, since, until, step, margin, min_step
+    )
+    osts = maths.heatmap(points, "target", since, until, step, min_step)
     osts["rows"] = osts["rows"][:heatmap_ost_rows]
     return {
         "window": {"since": since, "until": until} if times else None,
@@ -126,7 +128,10 @@ def build_report(
         "top_jobs": maths.top_jobs(points),
         "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
         "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),
-        "heatmap": {"oss": maths.heatmap(points, "server", since, until, step), "ost": osts},
+        "heatmap": {
+            "oss": maths.heatmap(points, "server", since, until, step, min_step),
+            "ost": osts,
+        },
     }
 
 

@@ -20,6 +20,7 @@ from portal.analytics import choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem
 from portal.single_row.page import single_row_settings
+from portal.web.numbers import format_bytes
 from portal.web.query_numbers import BadParameter, epoch_seconds
 from sensors import schema
 
@@ -121,7 +122,7 @@ def _share_chart(rows: list[dict]) -> dict:
             f"the {len(rows) - bars['others']} busiest of {len(rows)} OSSs' shares of the bytes "
             f"read and written in the window, and the others' mean; the OSS table has them all"
         )
-    return _percent_bars(bars, "share", note)
+    return _percent_bars(bars, "share", note, "OSS")
 
 
 def _heatmap(grid: dict, url) -> dict:
@@ -167,13 +168,15 @@ def _fill_chart(fill: dict, osts: list[dict]) -> dict:
     if bars["others"]:
         shown = len(osts) - bars["others"]
         note = f"the {shown} fullest of {len(osts)} OSTs and the others' mean; {note}"
-    return _percent_bars(bars, "fill", note)
+    return _percent_bars(bars, "fill", note, "OST")
 
 
-def _percent_bars(bars: dict, name: str, note: str) -> dict:
-    """The page's "bars" chart (portal/health.js) of ``chart_rows.top_bars``, in percent."""
+def _percent_bars(bars: dict, name: str, note: str, xlabel: str) -> dict:
+    """The page's "bars" chart (portal/health.js) of ``chart_rows.top_bars``, in percent;
+    ``xlabel`` names a bar in the legend ("OSS: oss01")."""
     return {
         "labels": bars["labels"],
+        "xlabel": xlabel,
         "series": {name: bars["values"]},
         "links": bars["links"],
         "unit": "%",
@@ -205,7 +208,8 @@ def _access(report: dict) -> dict:
         "top_jobs": report["top_jobs"],
         "top_jobs_by_ops": report["top_jobs_by_ops"],
         "size_chart": {
-            "labels": [_size(row["bytes"]) for row in histogram],
+            "labels": [format_bytes(row["bytes"]) for row in histogram],
+            "xlabel": "I/O size",
             "series": {
                 "read": [row["read_ios"] for row in histogram],
                 "write": [row["write_ios"] for row in histogram],
@@ -251,13 +255,6 @@ PAGES = {
 
 def _time(epoch: float | None) -> datetime | None:
     return datetime.fromtimestamp(epoch, tz=UTC) if epoch is not None else None
-
-
-def _size(value: float) -> str:
-    for unit, scale in (("M", 2**20), ("K", 1024)):
-        if value >= scale and value % scale == 0:
-            return f"{int(value // scale)}{unit}"
-    return f"{int(value)}"
 
 
 # --- the jobs of one heat-map cell ------------------------------------------------------------

@@ -47,6 +47,7 @@ from django.db.migrations.recorder import MigrationRecorder
 
 from portal import influxdb as influx
 from portal.accounts import crypto
+from portal.web.numbers import format_bytes
 
 ARCHIVE_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -191,7 +192,7 @@ def backup(output: Path | None, *, metrics: bool, say: Say) -> dict:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         output.with_name(output.name + ".partial").unlink(missing_ok=True)
-    say(f"wrote {output} ({output.stat().st_size / 1e6:.1f} MB)")
+    say(f"wrote {output} ({format_bytes(output.stat().st_size)})")
     return manifest
 
 

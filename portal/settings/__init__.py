@@ -124,6 +124,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.web.navigation.navigation",
             ],
+            # Every page writes sizes and counts through one helper (portal/web/numbers.py).
+            "builtins": ["portal.web.number_filters"],
         },
     },
 ]

@@ -144,6 +144,12 @@ def test_the_pages_show_the_findings_and_keep_the_window_in_their_links(
     client.force_login(world["viewer"])
     load = client.get("/analytics/load/?window=1h").content.decode()
     assert 'data-finding="overloaded"' in load and "hot.1" in load
+    # OST0000: 80 MiB/s for 300 s, 23.4 GiB (Django's filesizeformat wrote "GB" for binary
+    # units); hot.1's 64 MiB/s from its first point (290 s): 18.1 GiB in the striping table
+    # and in its advice alike.
+    assert "scratch-OST0000</a> (23.4 GiB: <code>hot.1</code>" in load and " GB" not in load
+    striping = client.get("/analytics/striping/?window=1h").content.decode()
+    assert "18.1 GiB</td>" in striping and "moved 18.1 GiB through 1 OST" in striping
     assert "/analytics/fill/?window=1h" in load  # the tabs keep the window
     cell = client.get(
         f"/analytics/cell/?by=server&name=oss01&start={five_minutes[0]}&end={five_minutes[0] + 300}"
@@ -151,7 +157,7 @@ def test_the_pages_show_the_findings_and_keep_the_window_in_their_links(
     assert "hot.1" in cell and "wide.2" in cell
     assert 'data-finding="fill"' in client.get("/analytics/fill/?window=1h").content.decode()
     access = client.get("/analytics/access/?window=1h").content.decode()
-    assert "25 %" in access
+    assert "25 %" in access and "of I/Os below 64 KiB" in access
     assert "scratch-OST0003" in access  # the per-OST table
     capacity = client.get("/analytics/capacity/?window=1h").content.decode()
     assert "scratch-OST0003" in capacity

@@ -132,6 +132,7 @@ def test_a_large_job_on_one_ost_is_flagged_with_a_bounded_stripe_count():
         "stripe_count": 10,
     }
     assert "lfs setstripe -c 10 <dir>" in flagged["advice"]
+    assert flagged["advice"].startswith("Job dd.1234 moved 40 GiB through 1 OST of 24;")
     # a filesystem of 6 OSTs bounds the advice at 6
     assert maths.striping(points, filesystem_osts=6)[0]["stripe_count"] == 6
 
@@ -222,6 +223,60 @@ def test_heatmap_cells_are_bytes_per_second_of_each_step_hottest_row_first():
     assert grid["max"] == 20.0
     by_target = maths.heatmap(points, "target", 0, 120, 60)
     assert [row["name"] for row in by_target["rows"]] == ["scratch-OST0000", "scratch-OST0001"]
+
+
+def test_a_missed_sensor_round_leaves_no_heatmap_column_empty_while_bytes_move():
+    # Both servers write 10 B/s all along; a loaded machine skipped their round at t=30 (the
+    # increment at t=40 covers 20 s). Before: the 20..30 column was blank for both servers and
+    # the next one showed twice the rate.
+    times = [0, 10, 20, 40, 50, 60]
+    points = [
+        ost(server, f"OST000{i}", t, write=10 * t)
+        for i, server in enumerate(("oss01", "oss02"))
+        for t in times
+    ]
+    grid = maths.heatmap(points, "server", 0, 60, 10)
+    assert [row["values"] for row in grid["rows"]] == [[10.0] * 6, [10.0] * 6]
+
+
+def test_heatmap_columns_not_aligned_with_the_points_share_each_increment_by_time():
+    # Points at the end of InfluxDB's minute buckets (60, 120, 180); the window and its
+    # columns start 30 s later. 60 B/s all along reads 60 B/s in every column.
+    points = [ost("oss01", "OST0000", t, write=60 * t) for t in (30, 60, 120, 180, 210)]
+    grid = maths.heatmap(points, "server", 30, 210, 60)
+    assert grid["rows"][0]["values"] == [60.0, 60.0, 60.0]
+
+
+def test_a_series_first_increment_stays_in_its_own_step():
+    # A target mounted on oss02 at t=100 (a failover): its window's first value is placed at
+    # the window's start, its next at t=120: its bytes belong to the step before t=120 only.
+    points = [
+        ost("oss02", "OST0001", 0, write=0),
+        ost("oss02", "OST0001", 120, write=1200),
+        ost("oss02", "OST0001", 180, write=1800),
+    ]
+    grid = maths.heatmap(points, "server", 0, 180, 60, point_step=60)
+    assert grid["rows"][0]["values"] == [0.0, 20.0, 10.0]
+
+
+def test_a_young_rack_colours_only_the_columns_since_its_data_began():
+    # An hour's window whose data began 30 s before its end: the window's first value comes
+    # placed at the window's start. Only the last column has bytes, none smeared over the hour.
+    points = [ost("oss01", "OST0000", 0, write=0)] + [
+        ost("oss01", "OST0000", t, write=10 * (t - 3570)) for t in (3580, 3590, 3600)
+    ]
+    values = maths.heatmap(points, "server", 0, 3600, 60)["rows"][0]["values"]
+    assert values[:59] == [0.0] * 59 and values[59] == pytest.approx(300 / 60)
+
+
+def test_a_server_that_was_down_is_not_coloured_busy_through_its_outage():
+    # 10 B/s, then down from t=30 to t=100 (its counters restart), 10 B/s again after.
+    points = [ost("oss01", "OST0000", t, write=10 * t) for t in (0, 10, 20, 30)] + [
+        ost("oss01", "OST0000", t, write=10 * (t - 100)) for t in (110, 120)
+    ]
+    values = maths.heatmap(points, "server", 0, 120, 10)["rows"][0]["values"]
+    assert values[:3] == [10.0] * 3 and values[3:8] == [0.0] * 5
+    assert sum(values[8:]) * 10 == pytest.approx(200)
 
 
 def test_the_jobs_of_one_heatmap_cell():

@@ -27,7 +27,9 @@ class ChangeGroup:
 
     @property
     def kind_label(self) -> str:
-        label = NodeKind(self.kind).label.lower()
+        label = NodeKind(self.kind).label
+        # "server pair", "storage array", but "SSU" stays an acronym (not "Ssu ssu01").
+        label = label if label.isupper() else label.lower()
         return label if len(self.names) == 1 else f"{label}s"
 
     @property

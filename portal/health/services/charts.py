@@ -38,7 +38,8 @@ POINTS_PER_CHART = 240
 MIN_STEPS_OF_DATA = 4
 # Capacity and other "latest" values are searched this far back.
 LATEST_WINDOW_SECONDS = 600
-MB = 1_000_000
+# Throughput in binary units, like every size the portal prints (portal/web/numbers.py).
+MIB = 2**20
 
 _policies: tuple[float, set[str]] = (0.0, set())
 
@@ -191,11 +192,11 @@ def _columns(points: list[dict], names: list[str], scale: float, source: Source)
 
 
 def throughput(scope: Scope, seconds: int) -> dict:
-    """Read and write MB/s."""
+    """Read and write MiB/s."""
     chart = _rates(
-        schema.OST.name, {"read": "read_bytes", "write": "write_bytes"}, scope, seconds, scale=MB
+        schema.OST.name, {"read": "read_bytes", "write": "write_bytes"}, scope, seconds, scale=MIB
     )
-    chart["unit"] = "MB/s"
+    chart["unit"] = "MiB/s"
     return chart
 
 
@@ -212,9 +213,9 @@ def lnet(hostname: str, seconds: int) -> dict:
         Scope.servers([hostname]),
         seconds,
         per_series=PER_SERVER,
-        scale=MB,
+        scale=MIB,
     )
-    chart["unit"] = "MB/s"
+    chart["unit"] = "MiB/s"
     return chart
 
 

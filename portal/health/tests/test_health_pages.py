@@ -92,10 +92,11 @@ def test_chart_endpoints_return_the_metrics_of_the_scope(client, world, evaluate
     login(client, "viewer")
     throughput = client.get("/health/charts/throughput/?kind=filesystem&name=scratch&range=15m")
     body = throughput.json()
-    assert body["unit"] == "MB/s" and body["policy"] == "raw"
-    # 24 OSTs, each 400 MB read and 300 MB written per 10 s round: 960 and 720 MB/s.
-    assert max(body["series"]["read"]) == pytest.approx(960, rel=0.01)
-    assert max(body["series"]["write"]) == pytest.approx(720, rel=0.01)
+    assert body["unit"] == "MiB/s" and body["policy"] == "raw"
+    # 24 OSTs, each 400 MB read and 300 MB written per 10 s round: 960 and 720 MB/s, in the
+    # binary units every size is shown in: 915.5 and 686.6 MiB/s.
+    assert max(body["series"]["read"]) == pytest.approx(960e6 / 2**20, rel=0.01)
+    assert max(body["series"]["write"]) == pytest.approx(720e6 / 2**20, rel=0.01)
     capacity = client.get("/health/charts/capacity/?kind=ssu&name=ssu01").json()
     assert len(capacity["osts"]) == 24
     assert capacity["total"]["fill_percent"] == pytest.approx(40, abs=0.1)

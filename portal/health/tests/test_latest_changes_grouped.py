@@ -120,3 +120,17 @@ def test_a_new_or_not_in_service_object_records_its_first_colour_as_initial():
         ("scratch-OST0000", "grey", "green", True),  # into service: its first colour
         ("scratch-OST0001", "red", "orange", False),
     ]
+
+
+def test_an_ssu_in_the_changes_is_written_ssu_not_ssu_capitalised(client, world):
+    StatusChange.objects.create(
+        kind="ssu",
+        name="ssu01",
+        old="green",
+        new="orange",
+        reasons=["array ssu01-a is degraded"],
+        at=timezone.now(),
+    )
+    client.force_login(world["viewer"])
+    page = client.get("/health/overview/").content.decode()
+    assert "SSU <a" in page and "Ssu" not in page

@@ -56,3 +56,8 @@ def test_the_ssu_page_lists_its_targets(client, world, filesystem_with_mds, ssu_
     detail = client.get("/ssus/ssu01/")
     assert detail.status_code == 200
     assert detail.content.count(b"scratch-OST00") == 24
+    # 2 x 120 x 4 TB drives: capacities in binary units, as every size the portal shows.
+    assert "usable 647.6 TiB" in detail.content.decode() or "usable 647.5 TiB" in (
+        detail.content.decode()
+    )
+    assert "647." in listing.content.decode() and "TiB" in listing.content.decode()

@@ -8,7 +8,9 @@
  * with the expected figure as a dashed line. A bar with a link (capacity's and share's "url",
  * bars' "links") opens its page on a click. A select[data-scope] ("kind:name") moves the
  * [data-scoped] charts to another scope: a large filesystem's top OSTs and OSSs, or one SSU's
- * own. */
+ * own. A legend names its series; the values of a point show while the pointer is on it (with
+ * no point hovered uPlot's live legend read "Value: share: –"). Sizes and counts are written as
+ * portal/web/numbers.py writes them: binary units by their names, thousands separators. */
 (function () {
   "use strict";
 
@@ -21,6 +23,49 @@
 
   function colour(name, index) {
     return COLOURS[name] || PALETTE[index % PALETTE.length];
+  }
+
+  // As portal/web/numbers.py: the largest binary unit that leaves at least 1.
+  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+  function formatBytes(bytes) {
+    if (bytes == null || !isFinite(bytes)) return "—";
+    let size = Math.abs(bytes);
+    let exponent = 0;
+    while (exponent < UNITS.length - 1 && size >= Math.pow(1024, exponent + 1)) exponent += 1;
+    let scaled = size / Math.pow(1024, exponent);
+    if (exponent < UNITS.length - 1 && Math.round(scaled * 10) / 10 >= 1024) { exponent += 1; scaled = size / Math.pow(1024, exponent); }
+    const text = exponent === 0 || scaled === Math.floor(scaled)
+      ? Math.round(scaled).toLocaleString("en")
+      : scaled.toLocaleString("en", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    return `${bytes < 0 ? "-" : ""}${text} ${UNITS[exponent]}`;
+  }
+
+  // A figure with its unit: counts whole, large figures without decimals, separators always.
+  function formatValue(v, unit) {
+    if (v == null) return "–";
+    const whole = unit === "I/Os" || Math.abs(v) >= 100;
+    const text = v.toLocaleString("en", { maximumFractionDigits: whole ? 0 : 1 });
+    return unit ? `${text} ${unit}` : text;
+  }
+
+  // The legend follows the pointer: over a point, the point's label and values; elsewhere, only
+  // the series' names and colours (a key), not the x series with an empty value and dashes.
+  function legendFollowsPointer(u) {
+    const legend = u.root.querySelector(".u-legend");
+    if (!legend) return;
+    const hovered = u.cursor.idx != null;
+    legend.classList.toggle("u-live", hovered);
+    legend.classList.toggle("idle", !hovered);
+    const first = legend.querySelector(".u-series");
+    if (first) first.style.display = hovered && u.series[0].label ? "" : "none";
+  }
+
+  function withLegendHooks(options) {
+    const hooks = options.hooks || {};
+    hooks.ready = (hooks.ready || []).concat([legendFollowsPointer]);
+    hooks.setCursor = (hooks.setCursor || []).concat([legendFollowsPointer]);
+    options.hooks = hooks;
+    return options;
   }
 
   function currentRange() {
@@ -62,7 +107,7 @@
     element.innerHTML = "";
     options.width = width(element);
     options.height = HEIGHT;
-    element._plot = new uPlot(options, data, element);
+    element._plot = new uPlot(withLegendHooks(options), data, element);
     element._signature = signature;
     element._kind = options.kind;
   }
@@ -79,7 +124,7 @@
       stroke: colour(name, index),
       width: 1.5,
       spanGaps: false,
-      value: (u, v) => (v == null ? "–" : `${v.toFixed(v >= 100 ? 0 : 1)} ${unit}`),
+      value: (u, v) => formatValue(v, unit),
     })));
     draw(element, {
       kind: "timeseries",
@@ -95,7 +140,7 @@
     note(element, body.note || `${body.policy === "raw" ? "raw points" : body.policy + " means"}, ${body.step} s steps`);
   }
 
-  function bars(element, labels, named, unit, kind, yMax, links) {
+  function bars(element, labels, named, unit, kind, yMax, links, xlabel) {
     if (labels.length === 0) {
       message(element, "No data yet.");
       return;
@@ -107,14 +152,14 @@
     const every = Math.max(1, Math.ceil(labels.length / 24));
     draw(element, {
       kind: kind,
-      series: [{ label: "", value: (u, v) => (v == null ? "" : labels[v] || "") }].concat(names.map((name, i) => ({
+      series: [{ label: xlabel || "", value: (u, v) => (v == null ? "" : labels[v] || "") }].concat(names.map((name, i) => ({
         label: name,
         stroke: colour(name, i),
         fill: colour(name, i) + "cc",
         width: 1,
         paths: uPlot.paths.bars({ size: [size, 48], align: names.length > 1 ? (i === 0 ? -1 : 1) : 0 }),
         points: { show: false },
-        value: (u, v) => (v == null ? "–" : `${v} ${unit}`),
+        value: (u, v) => formatValue(v, unit),
       }))),
       scales: {
         x: { time: false, range: () => [-0.5, labels.length - 0.5] },
@@ -148,16 +193,18 @@
     return shown;
   }
 
-  function drawRows(element, rows, name, kind) {
-    bars(element, rows.map((r) => r.label), { [name]: rows.map((r) => r.value) }, "%", kind, 100, rows.map((r) => r.url));
+  function drawRows(element, rows, name, kind, xlabel) {
+    bars(element, rows.map((r) => r.label), { [name]: rows.map((r) => r.value) }, "%", kind, 100, rows.map((r) => r.url), xlabel);
   }
 
   function capacity(element, body) {
     const rows = withOthers(body.osts || [], (o) => o.label, (o) => o.fill_percent, body.others, (o) => o.fill_percent);
-    drawRows(element, rows, "fill", "capacity");
+    drawRows(element, rows, "fill", "capacity", "OST");
     const total = body.total || {};
     if (total.fill_percent != null) {
-      let text = `total ${total.used_tb.toFixed(1)} TB used of ${(total.used_tb + total.avail_tb).toFixed(1)} TB (${total.fill_percent} %), fullest − emptiest OST ${total.spread_percent} points`;
+      // used_tb and avail_tb are KiB / 1024³: TiB.
+      const tib = Math.pow(1024, 4);
+      let text = `total ${formatBytes(total.used_tb * tib)} used of ${formatBytes((total.used_tb + total.avail_tb) * tib)} (${total.fill_percent} %), fullest − emptiest OST ${total.spread_percent} points`;
       if (body.others) text = `the ${body.osts.length} fullest of ${total.count.toLocaleString("en")} OSTs, the others together; OST fill min ${total.min_percent} / median ${total.median_percent} / max ${total.max_percent} %; ` + text + "; choose an SSU for all of its OSTs";
       note(element, text);
     }
@@ -166,21 +213,26 @@
   function share(element, body) {
     const rows = withOthers(body.servers || [], (s) => s.server, (s) => s.share_percent, body.others, (o) => o.mean_share_percent);
     if (body.others) rows[rows.length - 1].label += " (mean)";
-    drawRows(element, rows, "share", "share");
+    drawRows(element, rows, "share", "share", "OSS");
     if (rows.length) {
-      let text = `${body.total_gb} GB moved in the range; busiest OSS at ${body.imbalance || "–"}× the mean`;
+      let text = `${formatBytes(body.total_gb * 1e9)} moved in the range; busiest OSS at ${body.imbalance || "–"}× the mean`;
       if (body.others) text = `the ${body.servers.length} busiest of ${body.count} OSSs; the other ${body.others.count} carry ${body.others.share_percent} % together (${body.others.mean_share_percent} % each on average); ` + text;
       note(element, text);
     }
   }
 
   function histogram(element, body) {
-    bars(element, body.buckets || [], body.series || {}, "I/Os", "histogram");
+    // brw_stats buckets as Lustre prints them ("4K", "1M"): sizes like every other.
+    const sizes = (body.buckets || []).map((bucket) => {
+      const match = /^(\d+)([KMG]?)$/.exec(bucket);
+      return match ? formatBytes(Number(match[1]) * ({ "": 1, K: 1024, M: 1048576, G: 1073741824 })[match[2]]) : bucket;
+    });
+    bars(element, sizes, body.series || {}, "I/Os", "histogram", null, null, "I/O size");
     note(element, body.period === "range" ? "I/Os in the range" : "I/Os since the target was mounted (none in the range)");
   }
 
   function barChart(element, body) {
-    bars(element, body.labels || [], body.series || {}, body.unit || "", "bars", body.max, body.links);
+    bars(element, body.labels || [], body.series || {}, body.unit || "", "bars", body.max, body.links, body.xlabel);
     if (body.note) note(element, body.note);
   }
 
@@ -197,11 +249,11 @@
       stroke: colour(name, i),
       width: 2,
       points: { show: true, size: 6 },
-      value: (u, v) => (v == null ? "–" : `${v.toFixed(0)} ${unit}`),
+      value: (u, v) => formatValue(v == null ? v : Math.round(v), unit),
     })));
     if (body.expected != null) {
       series.push({ label: "expected", stroke: colour("expected", 0), width: 1.5, dash: [6, 4], points: { show: false },
-        value: (u, v) => (v == null ? "–" : `${v.toFixed(0)} ${unit}`) });
+        value: (u, v) => formatValue(v == null ? v : Math.round(v), unit) });
       lines.push(body.x.map(() => body.expected));
     }
     const top = Math.max(body.expected || 0, ...lines.flat().filter((v) => v != null));

@@ -95,7 +95,8 @@ def test_the_review_shows_the_plan_and_nothing_is_saved_yet(operator):
     page = operator.get("/ssus/add/review/").content.decode()
     assert "scratch-OST0017" in page  # 24 OSTs: 0x00..0x17
     assert "scratch-MDT0000" in page
-    assert "712.0" in page or "711.9" in page  # usable TB of 2 x 120 x 4 TB
+    # usable 712 TB of 2 x 120 x 4 TB drives, in binary units like every size: 647.6 TiB
+    assert "647.6 TiB" in page or "647.5 TiB" in page
     assert "fence_ipmilan" in page or "ipmi" in page.lower()
     assert "drawer 5" in page
     assert not models.Filesystem.objects.exists()
