@@ -245,6 +245,8 @@ def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
                     # Only groups with a fault are read: the others report "optimal".
                     groups[(array.name, group.name)] = group.state or "optimal"
                     drives.update(((array.name, d.ident), d.state) for d in group.lost_drives)
+                    # A replaced drive is rebuilding until the array calls it optimal.
+                    drives.update(((array.name, d.ident), d.state) for d in group.rebuilding_drives)
                 drives.update(((array.name, d.ident), d.state) for d in array.lost_spares)
     return placements, groups, drives
 
@@ -292,7 +294,7 @@ def follow_inventory(facts: rules.RackFacts) -> int:
         enclosure__array__name__in=fresh_arrays,
     ).select_related("enclosure__array"):
         ident = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
-        drives.setdefault((drive.enclosure.array.name, ident), "optimal")
+        drives.setdefault((drive.enclosure.array.name, ident), "assigned")
     changed = record_observations(placements=placements, group_states=groups, drive_states=drives)
     FOLLOWED.recorded(observed)
     return changed
@@ -313,6 +315,7 @@ def _server_facts(
             server.memory_available_percent = quantities.percent(available, total)
         if len(rounds) >= 2:
             server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
+            server.sensor_interval = (rounds[0]["time"] - rounds[1]["time"]) / 1000 or None
     server.bmc_last_seen = metrics.bmc_seen.get(hostname)
     for point in metrics.bmc.get(hostname, []):
         server.bmc_readings.append(
@@ -462,12 +465,21 @@ def _volume_group_facts(
     for components in metrics.arrays.values():
         for (component, ident), point in components.items():
             if component == "volume_group" and ident in by_name:
-                facts[by_name[ident]].state = str(point.get("state") or "")
+                group = facts[by_name[ident]]
+                group.state = str(point.get("state") or "")
+                group.operation = str(point.get("operation") or "")
+                if point.get("progress") is not None:
+                    group.progress = int(point["progress"])
     for array_name, ident, state in lost:
         location, drive = drives.find(array_name, ident)
         group_pk = drive.volume_group_id if drive else None
-        if group_pk in facts and _is_lost(state):
+        if group_pk not in facts:
+            continue
+        if _is_lost(state):
             facts[group_pk].lost_drives.append(rules.DriveFacts(location, state, ident))
+        else:
+            # Not ok and not lost: a new drive the array writes the group's data onto.
+            facts[group_pk].rebuilding_drives.append(rules.DriveFacts(location, state, ident))
     return facts
 
 

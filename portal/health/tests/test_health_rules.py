@@ -285,7 +285,7 @@ def test_a_failed_raid_controller_makes_the_array_orange_and_both_failed_make_it
     found = nodes(rack)
     assert found[("array", "ssu01-a")].status == ORANGE
     assert found[("array", "ssu01-a")].reasons == [
-        "controller B has failed (failed): controller A serves every volume"
+        "controller B has failed: controller A serves every volume"
     ]
     array.controllers["A"] = "failed"
     assert nodes(rack)[("array", "ssu01-a")].status == RED
@@ -411,7 +411,7 @@ def test_a_parent_repeats_its_childrens_reasons_with_their_names_and_counts_the_
     ssu = nodes(rack)[("ssu", "ssu01")]
     # The target says it; the array's same sentence is not repeated.
     assert ssu.reasons[0] == (
-        "scratch-OST0000: volume group ssu01-a-vg00 is degraded (rebuilding or a drive missing)"
+        "scratch-OST0000: volume group ssu01-a-vg00 is degraded (the array names no lost drive)"
     )
     assert not any(reason.startswith("ssu01-a: ") for reason in ssu.reasons)
     assert ssu.reasons[-1] == "and 4 more"
