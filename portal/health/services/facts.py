@@ -289,12 +289,20 @@ def follow_inventory(facts: rules.RackFacts) -> int:
         return 0
     fresh_arrays = {array for array, _ in groups}
     # Drives the inventory still holds as lost that no array reports so any more: repaired.
+    # Found by the drive, not the id's spelling ("0,2,6", "0.2.6"): a drive reported under
+    # one spelling is not also called repaired under the other.
+    found = DriveMap({array for array, _ in drives})
+    reported = {
+        drive.pk for drive in (found.find(array, ident)[1] for array, ident in drives) if drive
+    }
     for drive in Drive.objects.filter(
         state__in=[DriveState.FAILED, DriveState.REBUILDING],
         enclosure__array__name__in=fresh_arrays,
     ).select_related("enclosure__array"):
+        if drive.pk in reported:
+            continue
         ident = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
-        drives.setdefault((drive.enclosure.array.name, ident), "assigned")
+        drives[(drive.enclosure.array.name, ident)] = "assigned"
     changed = record_observations(placements=placements, group_states=groups, drive_states=drives)
     FOLLOWED.recorded(observed)
     return changed
