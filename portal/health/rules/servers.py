@@ -272,7 +272,8 @@ def _sas_paths(server: ServerFacts) -> list[tuple[str, str, bool]]:
             found.append(
                 (
                     ORANGE,
-                    f"{down} of its {len(paths)} SAS paths to {array} down (multipath): "
+                    f"{down} of its {len(paths)} SAS paths to {array} "
+                    f"{'is' if down == 1 else 'are'} down (multipath): "
                     "multipath carries on over the other",
                     True,
                 )

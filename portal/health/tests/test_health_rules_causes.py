@@ -100,7 +100,7 @@ def test_redundancy_flags_name_a_partial_sas_path_and_a_lost_heartbeat_ring():
     node = nodes(rack)[("server", "oss01")]
     assert node.summary["redundancy"] == [
         "its heartbeat (corosync ring) to oss02 is down: the pair cannot agree",
-        "1 of its 2 SAS paths to ssu01-a down (multipath): multipath carries on over the other",
+        "1 of its 2 SAS paths to ssu01-a is down (multipath): multipath carries on over the other",
     ]
     # Every path lost is not a lost redundant part but the server's service: no flag.
     oss01.heartbeat_up = True

@@ -83,7 +83,7 @@ def test_sas_paths_lost_are_named_by_array_and_kept_from_a_silent_servers_last_r
     found = nodes(rack)
     assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons == [
-        "1 of its 2 SAS paths to ssu01-a down (multipath): multipath carries on over the other"
+        "1 of its 2 SAS paths to ssu01-a is down (multipath): multipath carries on over the other"
     ]
     oss01.sas_paths = {"ssu01-a/1": False, "ssu01-a/2": False}
     oss01.last_seen = NOW - 120
