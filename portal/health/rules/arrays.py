@@ -58,8 +58,13 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
         node.raise_to(RED, "no RAID controller is working: every volume is offline")
     drawers = failed_drawers(array)
     for drawer, drives in drawers.items():
+        # The groups it degraded; a group it failed says so itself, in red.
         groups = sorted(
-            {g.name for g in array.volume_groups if set(map(id, g.lost_drives)) & set(drives)},
+            {
+                g.name
+                for g in array.volume_groups
+                if set(map(id, g.lost_drives)) & set(drives) and group_level(g)[0] == "degraded"
+            },
             key=natural_key,
         )
         sentence = drawer_sentence(drawer, list(drives.values()), groups)
@@ -208,7 +213,7 @@ def _lost_words(group: VolumeGroupFacts, drawers: set[str]) -> str:
             continue
         words.append(f"drive {drive.location} {drive.state.lower()}")
     for drawer, slots in folded.items():
-        words.append(f"{drawer} has failed ({slot_words(slots)} missing)")
+        words.append(f"{drawer} has failed, {slot_words(slots)} missing")
     return "; ".join(words)
 
 

@@ -129,7 +129,7 @@ def test_a_failed_drawer_and_a_controller_are_the_arrays_failed_parts():
     ]
     ost = found[("target", "scratch-OST0000")]
     assert ost.summary["redundancy"] == [
-        "volume group ssu01-a-vg00 is degraded: drawer 3 of ssu01-a-e1 has failed (slot 1 missing)"
+        "volume group ssu01-a-vg00 is degraded: drawer 3 of ssu01-a-e1 has failed, slot 1 missing"
     ]
     assert "redundancy" not in found[("target", "scratch-OST0002")].summary
     # One missing drive is a drive pulled, not a drawer lost.

@@ -38,8 +38,8 @@ def test_a_failed_drawer_is_one_reason_naming_the_drawer_with_its_drives_folded_
     assert (ssu.status, ssu.reasons) == (ORANGE, [f"ssu01-a: {sentence}"])
     # Each OST's own page names the drawer behind its group.
     assert found[("target", "scratch-OST0003")].reasons == [
-        "volume group ssu01-a-vg03 is degraded: drawer 1 of ssu01-a-e0 has failed "
-        "(slots 7-8 missing)"
+        "volume group ssu01-a-vg03 is degraded: drawer 1 of ssu01-a-e0 has failed, "
+        "slots 7-8 missing"
     ]
 
 
@@ -157,3 +157,18 @@ def test_an_array_no_server_reports_is_unknown_and_one_reporting_server_is_enoug
     server(rack, "oss01").last_seen = NOW - 300
     array.last_seen = NOW - 5
     assert nodes(rack)[("array", "ssu01-a")].status == rules.GREEN
+
+
+def test_a_group_a_failed_drawer_took_beyond_its_redundancy_says_so_in_red():
+    rack = drawer_out(make_rack(osts=12), groups=2)
+    group = unit(rack).arrays[0].volume_groups[1]
+    group.state = "failed"
+    group.lost_drives.append(rules.DriveFacts("ssu01-a-e0 drawer 1 slot 5", "Missing", "0,1,5"))
+    array = nodes(rack)[("array", "ssu01-a")]
+    assert array.status == RED
+    assert array.reasons == [
+        "drawer 1 of ssu01-a-e0 has failed: its 5 drives (slots 1-5) are missing; volume group "
+        "ssu01-a-vg00 is degraded until the drawer is back",
+        "volume group ssu01-a-vg01 has failed (drawer 1 of ssu01-a-e0 has failed, slots 3-5 "
+        "missing): the target on it is lost",
+    ]
