@@ -83,7 +83,7 @@ def _filesystem_capacity(node: Node, osts: list[TargetFacts], limits: Thresholds
             limits.ost_fill_spread_critical_percent,
             lambda level, limit: (
                 f"OST fill differs by {spread:.1f} points ({fullest[0]} {fullest[1]:.1f} %, "
-                f"{emptiest[0]} {emptiest[1]:.1f} %; {level} at {limit:g}): Lustre stops "
+                f"{emptiest[0]} {emptiest[1]:.1f} %; {level} at {limit:g} points): Lustre stops "
                 "allocating round-robin"
             ),
         )
@@ -169,8 +169,8 @@ def _private_network_down(pair: PairFacts, server_nodes: list[Node]) -> str | No
     polled = any(s.pdu_answered is False for s in servers)
     return (
         "its private network is down (the pair's switch for the heartbeat, the BMCs and the "
-        f"PDUs): neither server reaches the other's BMC{' or PDU' if polled else ''} or "
-        "heartbeat (corosync ring), so neither can be fenced"
+        "PDUs): the heartbeat (corosync ring) is down and neither server reaches the other's "
+        f"BMC{' or PDU' if polled else ''}, so neither can be fenced"
     )
 
 

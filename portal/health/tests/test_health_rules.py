@@ -384,7 +384,10 @@ def test_an_uneven_ost_fill_beyond_17_points_makes_the_filesystem_orange():
     found = nodes(rack)
     fs = found[("filesystem", "scratch")]
     assert fs.status == ORANGE
-    assert "OST fill differs by 25.0 points" in fs.reasons[0]
+    assert fs.reasons[0] == (
+        "OST fill differs by 25.0 points (scratch-OST0003 75.0 %, scratch-OST0000 50.0 %; "
+        "warning at 17 points): Lustre stops allocating round-robin"
+    )
     assert found[("ssu", "ssu01")].status == GREEN
 
 

@@ -114,8 +114,8 @@ def test_the_private_network_of_a_pair_is_named_as_the_cause():
     found = nodes(rack)
     cause = (
         "its private network is down (the pair's switch for the heartbeat, the BMCs and the "
-        "PDUs): neither server reaches the other's BMC or PDU or heartbeat (corosync ring), "
-        "so neither can be fenced"
+        "PDUs): the heartbeat (corosync ring) is down and neither server reaches the other's "
+        "BMC or PDU, so neither can be fenced"
     )
     assert found[("pair", "ssu01")].status == RED
     assert found[("pair", "ssu01")].reasons[0] == cause
