@@ -75,7 +75,7 @@ def server_node(
             node.summary["ready_for_failback"] = True
             node.raise_to(
                 ORANGE,
-                f"ready for failback: all {len(own)} of its targets run on {where}; "
+                f"ready for failback: {_all(own)} of its targets run on {where}; "
                 "fail back when you are ready",
             )
         elif len(moved) == len(own):
@@ -83,7 +83,7 @@ def server_node(
             # paths, and the pair has no spare server left until it is back.
             node.raise_to(
                 RED,
-                f"all {len(own)} of its targets run on {where}: it was fenced or lost its "
+                f"{_all(own)} of its targets run on {where}: it was fenced or lost its "
                 "service; fail back once the cause is fixed",
             )
         else:
@@ -142,6 +142,11 @@ def server_node(
     if node.status == RED:
         node.summary.pop("ready_for_failback", None)  # a fault of its own came up meanwhile
     return node
+
+
+def _all(targets: list) -> str:
+    """ "both" of two targets, "all 12" of more."""
+    return "both" if len(targets) == 2 else f"all {len(targets)}"
 
 
 def _healthy(server: ServerFacts) -> bool:

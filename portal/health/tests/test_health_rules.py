@@ -428,7 +428,7 @@ def test_a_fenced_server_back_up_and_healthy_is_orange_ready_for_failback():
     found = nodes(rack)
     assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons == [
-        "ready for failback: all 2 of its targets run on oss02; fail back when you are ready"
+        "ready for failback: both of its targets run on oss02; fail back when you are ready"
     ]
     assert found[("server", "oss01")].summary["ready_for_failback"] is True
     assert found[("server", "oss01")].summary["failed_over"] is True
@@ -439,7 +439,7 @@ def test_a_fenced_server_back_up_and_healthy_is_orange_ready_for_failback():
     found = nodes(rack)
     assert found[("server", "oss01")].status == RED
     assert (
-        "all 2 of its targets run on oss02: it was fenced or lost its service; "
+        "both of its targets run on oss02: it was fenced or lost its service; "
         "fail back once the cause is fixed"
     ) in found[("server", "oss01")].reasons
     assert "ready_for_failback" not in found[("server", "oss01")].summary
