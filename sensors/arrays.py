@@ -17,7 +17,9 @@ which a wrapper around any vendor tool can print. `SMcliArraySource` asks E-Seri
     SMcli -n <array> -S -c "show allDrives; show allVolumeGroups; show allControllers;"
 
 and reads the drive table (`tray, drawer, slot  status ...`), each `VOLUME GROUP <name>`
-block's `Status:` and each `Controller in Tray 0, Slot <X>` block's `Status:`.
+block's `Status:` (and its `Operation:  Reconstruction (42% complete)` line while one runs) and
+each `Controller in Tray 0, Slot <X>` block's `Status:`. A JSON volume group may carry
+"operation" and "progress" the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _DRIVE_ROW_RE = re.compile(r"^\s+(\d+),\s*(\d+),\s*(\d+)\s+([A-Za-z][\w-]*)\b")
 _GROUP_RE = re.compile(r"^VOLUME GROUP (\S+)")
 _CONTROLLER_RE = re.compile(r"^Controller in Tray \d+, Slot (\w+)")
 _STATUS_RE = re.compile(r"^\s+Status:\s+(\S.*?)\s*$")
+# "   Operation:           Reconstruction (42% complete)" in a VOLUME GROUP block.
+_OPERATION_RE = re.compile(r"^\s+Operation:\s+(\S.*?)\s*\((\d+)%\s*complete\)", re.IGNORECASE)
 
 
 class ArrayComponent(NamedTuple):
@@ -50,6 +54,9 @@ class ArrayComponent(NamedTuple):
     id: str
     state: str
     ok: bool
+    # A volume group's long-running operation ("reconstruction", "copyback") and its percent.
+    operation: str = ""
+    progress: int | None = None
 
 
 class ArraySource(Protocol):
@@ -67,7 +74,18 @@ def components_from_json(text: str) -> list[ArrayComponent]:
                 ok = item.get("ok")
                 if ok is None:
                     ok = state.lower() in OK_STATES
-                found.append(ArrayComponent(name, component, str(item["id"]), state, bool(ok)))
+                progress = item.get("progress")
+                found.append(
+                    ArrayComponent(
+                        name,
+                        component,
+                        str(item["id"]),
+                        state,
+                        bool(ok),
+                        str(item.get("operation") or "").lower(),
+                        None if progress is None else int(progress),
+                    )
+                )
     return found
 
 
@@ -85,7 +103,7 @@ class CommandArraySource:
 def components_from_smcli(array: str, text: str) -> list[ArrayComponent]:
     """Drives, volume groups and controllers of one array from SMcli's `show` output."""
     found = []
-    block: tuple[str, str] | None = None  # (component, id) waiting for its Status: line
+    block: tuple[str, str] | None = None  # (component, id) of the block being read
     for line in text.splitlines():
         drive = _DRIVE_ROW_RE.match(line)
         if drive:
@@ -100,11 +118,20 @@ def components_from_smcli(array: str, text: str) -> list[ArrayComponent]:
             kind = "volume_group" if line.startswith("VOLUME GROUP") else "controller"
             block = (kind, header.group(1))
             continue
+        if block is None:
+            continue
         status = _STATUS_RE.match(line)
-        if status and block is not None:
+        newest = found[-1] if found else None
+        if status and (newest is None or (newest.component, newest.id) != block):
             state = status.group(1).lower()
             found.append(ArrayComponent(array, block[0], block[1], state, state in OK_STATES))
-            block = None
+            continue
+        operation = _OPERATION_RE.match(line)
+        if operation and newest is not None and (newest.component, newest.id) == block:
+            # The group's Status: line came first; the operation is added to it.
+            found[-1] = newest._replace(
+                operation=operation.group(1).lower(), progress=int(operation.group(2))
+            )
     if not found:
         raise ValueError(f"no drives, volume groups or controllers in the output for {array}")
     return found
@@ -143,8 +170,13 @@ def collect_arrays(rnd: Round, source: ArraySource, where: str) -> None:
         rnd.problem(where, error)
         return
     for item in components:
+        fields: dict = {"state": item.state, "ok": 1 if item.ok else 0}
+        if item.operation:
+            fields["operation"] = item.operation
+            if item.progress is not None:
+                fields["progress"] = item.progress
         rnd.add(
             "array",
             {schema.ARRAY: item.array, schema.COMPONENT: item.component, schema.ID: item.id},
-            {"state": item.state, "ok": 1 if item.ok else 0},
+            fields,
         )

@@ -82,8 +82,9 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
         "array_rounds": FactStatement(
             "state, ok", "array", short, ARRAY_SERIES, "component = 'controller'", flat=True
         ),
+        # With the array's long-running operation on the group (a reconstruction, its percent).
         "group_faults": FactStatement(
-            "state, ok",
+            "state, ok, operation, progress",
             "array",
             recent,
             ARRAY_SERIES,

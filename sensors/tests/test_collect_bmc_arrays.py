@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 
-from sensors.arrays import ArrayComponent, collect_arrays
+from sensors.arrays import ArrayComponent, collect_arrays, components_from_smcli
 from sensors.bmc import parse_sdr
 from sensors.rounds import Round
 from sensors.tests.lp import collect_root, one, parse_lines, points_of
@@ -151,3 +151,47 @@ def test_sensor_list_keeps_the_bmc_thresholds(tmp_path):
     assert one(points, "bmc", sensor="Fan1").fields == {"ok": 1, "value": 5880.0}
     assert one(points, "bmc", sensor="PS1 Status").fields == {"ok": 1}
     assert points_of(points, "bmc", sensor="DIMM B2 Temp") == []  # no reading
+
+
+SMCLI_RECONSTRUCTING = """\
+DRIVES------------------------------
+   TRAY, DRAWER, SLOT  STATUS     CAPACITY        ROLE           VOLUME GROUP
+   0, 1, 1             Replaced   4,000.000 GB    Assigned           ssu01-a-vg00
+   0, 1, 2             Optimal    4,000.000 GB    Assigned           ssu01-a-vg00
+VOLUME GROUP ssu01-a-vg00
+   Status:              Degraded
+   Operation:           Reconstruction (42% complete)
+   RAID level:          6
+   Failed drives:       0
+
+VOLUME GROUP ssu01-a-vg01
+   Status:              Optimal
+   RAID level:          6
+
+Controller in Tray 0, Slot A
+   Status:              Online
+"""
+
+
+def test_smcli_says_which_group_reconstructs_and_how_far():
+    found = {(c.component, c.id): c for c in components_from_smcli("ssu01-a", SMCLI_RECONSTRUCTING)}
+    group = found[("volume_group", "ssu01-a-vg00")]
+    assert (group.state, group.ok, group.operation, group.progress) == (
+        "degraded",
+        False,
+        "reconstruction",
+        42,
+    )
+    assert found[("volume_group", "ssu01-a-vg01")].operation == ""
+    # The new drive holds no data yet: not ok, and said as the array says it.
+    assert (found[("drive", "0,1,1")].state, found[("drive", "0,1,1")].ok) == ("replaced", False)
+    assert found[("controller", "A")].state == "online"
+    rnd = Round(TS, {"server": "oss01"})
+    collect_arrays(rnd, type("Source", (), {"components": lambda self: list(found.values())})(), "")
+    point = one(parse_lines(rnd.lines), "array", component="volume_group", id="ssu01-a-vg00")
+    assert point.fields == {
+        "state": "degraded",
+        "ok": 0,
+        "operation": "reconstruction",
+        "progress": 42,
+    }

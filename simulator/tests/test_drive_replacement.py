@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from provisioning.planner import make_plan
+from sensors.arrays import SMCLI_SCRIPT, components_from_smcli
 from simulator import failures, provision
 from simulator.rack import Rack
 from simulator.tests.conftest import MDS_SPEC, simulator_cli
@@ -150,6 +151,19 @@ def test_replace_then_reconstruct_until_the_group_is_optimal(built_rack, host_cm
     advance(built_rack, 15)  # progress follows the time spent, not the number of steps
     group = group_block(host_cmd, "ssu01-a", "ssu01-a-vg00")
     assert group["Status"] == "Degraded" and group["Operation"] == "Reconstruction (27% complete)"
+    # What the servers' sensors read of it: the group's reconstruction and how far, the new
+    # drive not ok (it holds no data yet) and not failed.
+    read = {
+        (c.component, c.id): c
+        for c in components_from_smcli("ssu01-a", shown(host_cmd, "ssu01-a", SMCLI_SCRIPT))
+    }
+    reconstructing = read[("volume_group", "ssu01-a-vg00")]
+    assert (reconstructing.state, reconstructing.operation, reconstructing.progress) == (
+        "degraded",
+        "reconstruction",
+        27,
+    )
+    assert (read[("drive", address)].state, read[("drive", address)].ok) == ("replaced", False)
     advance(built_rack, 420)
     assert operations(host_cmd, "ssu01-a")["ssu01-a-vg00"][1:] == (
         "97% COMPLETED",

@@ -197,4 +197,4 @@ def test_failback_and_a_drive_replacement_on_a_virtual_rack(rack, client, world)
     assert time.monotonic() - started > 10  # it watched the array's progress
     wait_for(client, {("target", "scratch-OST0000"): "green"}, WITHIN)
     array = StorageArray.objects.get(name="ssu01-a")
-    assert drives.drive_at(array, address).state == "optimal"
+    assert drives.drive_at(array, address).state == "assigned"

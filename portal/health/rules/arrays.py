@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from portal.health.rules.facts import ArrayFacts, Thresholds, VolumeGroupFacts
-from portal.health.rules.nodes import GREEN, GREY, ORANGE, RED, Node, duration
+from portal.health.rules.facts import ArrayFacts, DriveFacts, Thresholds, VolumeGroupFacts
+from portal.health.rules.nodes import (
+    GREEN,
+    GREY,
+    ORANGE,
+    RED,
+    Node,
+    duration,
+    name_list,
+    natural_key,
+)
 
 # Drive and volume-group state words that mean "lost" (the drive no longer holds data).
 LOST_DRIVE_STATES = {"failed", "missing", "removed", "offline", "unresponsive", "bypassed"}
@@ -23,12 +32,13 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
             node.status = GREY
             node.reasons.append("not in service yet: no state reported")
         else:
-            node.raise_to(ORANGE, "its state is unknown: no sensor reports it")
+            node.raise_to(ORANGE, "its state is unknown: no server's sensor reports it")
         return node
     if now - array.last_seen > limits.sensor_silence_seconds:
         node.raise_to(
             ORANGE,
-            f"its state is unknown: last reported {duration(now - array.last_seen)} ago",
+            "its state is unknown: no server's sensor has reported it for "
+            f"{duration(now - array.last_seen)}",
         )
     # The redundant parts it lost, and the parts whose failure explains its groups' state
     # (structured flags for the alerts: a failed part mutes its targets' symptoms).
@@ -39,28 +49,42 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
     failed_parts += [f"controller {name}" for name in failed]
     if failed and working:
         sentence = (
-            f"controller {', '.join(failed)} has failed "
-            f"({', '.join(array.controllers[c] for c in failed)}): "
+            f"controller {', '.join(failed)} {controller_state(array, failed)}: "
             f"controller {', '.join(working)} serves every volume"
         )
         node.raise_to(ORANGE, sentence)
         redundancy.append(sentence)
     elif failed:
         node.raise_to(RED, "no RAID controller is working: every volume is offline")
-    for drawer, count in failed_drawers(array).items():
-        sentence = (
-            f"{drawer} has failed: its {count} drives are missing; every volume group with "
-            "a drive there is degraded"
+    drawers = failed_drawers(array)
+    for drawer, drives in drawers.items():
+        # The groups it degraded; a group it failed says so itself, in red.
+        groups = sorted(
+            {
+                g.name
+                for g in array.volume_groups
+                if set(map(id, g.lost_drives)) & set(drives) and group_level(g)[0] == "degraded"
+            },
+            key=natural_key,
         )
+        sentence = drawer_sentence(drawer, list(drives.values()), groups)
         node.raise_to(ORANGE, sentence)
         redundancy.append(sentence)
         failed_parts.append(drawer)
     for group in array.volume_groups:
-        level, sentence = group_level(group)
-        if level != "optimal":
-            node.raise_to(VOLUME_GROUP_LEVELS.get(level, ORANGE), sentence)
-    for spare in array.lost_spares:
-        sentence = f"hot spare {spare.location} is {spare.state}"
+        level, sentence = group_level(group, set(drawers))
+        if level == "optimal":
+            continue
+        if level == "degraded" and explained_by_drawers(group, set(drawers)):
+            # The drawer's sentence names the group: said once, with its cause.
+            node.raise_to(ORANGE)
+            continue
+        node.raise_to(VOLUME_GROUP_LEVELS.get(level, ORANGE), sentence)
+    for spare in sorted(array.lost_spares, key=lambda d: natural_key(d.location)):
+        state = spare.state.lower()
+        sentence = (
+            f"hot spare {spare.location} {'has failed' if state == 'failed' else f'is {state}'}"
+        )
         node.raise_to(ORANGE, sentence)
         redundancy.append(sentence)
     if redundancy:
@@ -70,22 +94,77 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
     return node
 
 
-def failed_drawers(array: ArrayFacts) -> dict[str, int]:
-    """ "drawer 3 of ssu01-b-e1" -> its missing drives, for each drawer with two or more
-    drives missing (the array lost the drawer; one missing drive is a drive pulled)."""
-    missing: dict[str, int] = {}
+def controller_state(array: ArrayFacts, failed: list[str]) -> str:
+    """ "has failed", or the array's own word when it says more ("is offline")."""
+    words = sorted({array.controllers[name].lower() for name in failed})
+    if words == ["failed"]:
+        return "has failed"
+    return f"{'is' if len(failed) == 1 else 'are'} {' or '.join(words)}"
+
+
+def drive_drawer(drive: DriveFacts) -> tuple[str, str] | None:
+    """("drawer 3 of ssu01-b-e1", "slot 5") of a drive "ssu01-b-e1 drawer 3 slot 5"."""
+    enclosure, _, rest = drive.location.partition(" drawer ")
+    number, _, slot = rest.partition(" ")
+    if not rest or not number:
+        return None
+    return f"drawer {number} of {enclosure}", slot
+
+
+def failed_drawers(array: ArrayFacts) -> dict[str, dict[int, DriveFacts]]:
+    """ "drawer 3 of ssu01-b-e1" -> its missing drives (by ``id``), for each drawer with two or
+    more drives missing (the array lost the drawer; one missing drive is a drive pulled)."""
+    missing: dict[str, dict[int, DriveFacts]] = {}
     lost = [d for g in array.volume_groups for d in g.lost_drives] + array.lost_spares
     for drive in lost:
-        enclosure, _, rest = drive.location.partition(" drawer ")
-        number = rest.split(" ", 1)[0]
-        if drive.state.lower() == "missing" and rest:
-            key = f"drawer {number} of {enclosure}"
-            missing[key] = missing.get(key, 0) + 1
-    return {drawer: count for drawer, count in sorted(missing.items()) if count >= 2}
+        place = drive_drawer(drive)
+        if drive.state.lower() == "missing" and place:
+            missing.setdefault(place[0], {})[id(drive)] = drive
+    return {
+        drawer: drives
+        for drawer, drives in sorted(missing.items(), key=lambda item: natural_key(item[0]))
+        if len(drives) >= 2
+    }
 
 
-def group_level(group: VolumeGroupFacts) -> tuple[str, str]:
-    """(optimal/degraded/critical/failed, a sentence naming the group and its lost drives)."""
+def slot_words(slots: list[str]) -> str:
+    """ "slot 4", "slots 1-12", "slots 1, 3, 7-9" from ["slot 1", ...], in number order."""
+    numbers = sorted({int(s.split()[-1]) for s in slots if s.split() and s.split()[-1].isdigit()})
+    if not numbers:
+        return ", ".join(slots)
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    parts = [f"{r[0]}" if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs]
+    return f"slot{'s' if len(numbers) > 1 else ''} {', '.join(parts)}"
+
+
+def drawer_sentence(drawer: str, drives: list[DriveFacts], groups: list[str]) -> str:
+    """One sentence for a failed drawer, its missing drives folded under it."""
+    slots = slot_words([(drive_drawer(d) or ("", d.location))[1] for d in drives])
+    sentence = f"{drawer} has failed: its {len(drives)} drives ({slots}) are missing"
+    if groups:
+        verb = "is" if len(groups) == 1 else "are"
+        sentence += f"; volume group{'s' if len(groups) > 1 else ''} {name_list(groups)} {verb} "
+        sentence += "degraded until the drawer is back"
+    return sentence
+
+
+def explained_by_drawers(group: VolumeGroupFacts, drawers: set[str]) -> bool:
+    """Every drive the group lost is missing with a failed drawer."""
+    return bool(group.lost_drives) and all(
+        d.state.lower() == "missing" and (drive_drawer(d) or ("",))[0] in drawers
+        for d in group.lost_drives
+    )
+
+
+def group_level(group: VolumeGroupFacts, drawers: set[str] | None = None) -> tuple[str, str]:
+    """(optimal/degraded/critical/failed, a sentence naming the group and its lost drives).
+    ``drawers``: the failed drawers of its array ("drawer 1 of ssu01-a-e0"), named instead of
+    each of their missing drives."""
     # As the arrays count: drives missing with their drawer come back when it is pushed in, so
     # only failed drives make a group critical; any loss beyond the redundancy fails it.
     lost = len(group.lost_drives)
@@ -103,7 +182,7 @@ def group_level(group: VolumeGroupFacts) -> tuple[str, str]:
         reported = "degraded"  # a state word we do not know is not "as designed"
     order = ["optimal", "degraded", "critical", "failed"]
     level = max(by_drives, "failed" if reported == "offline" else reported, key=order.index)
-    drives = "; ".join(f"drive {d.location} {d.state}" for d in group.lost_drives)
+    drives = _lost_words(group, drawers or set())
     if level == "failed":
         sentence = f"volume group {group.name} has failed"
         sentence += f" ({drives})" if drives else ""
@@ -114,7 +193,44 @@ def group_level(group: VolumeGroupFacts) -> tuple[str, str]:
         sentence += ": no redundancy left"
     elif level == "degraded":
         sentence = f"volume group {group.name} is degraded"
-        sentence += f": {drives}" if drives else " (rebuilding or a drive missing)"
+        rebuild = _rebuild_words(group)
+        said = "; ".join(part for part in (drives, rebuild) if part)
+        sentence += f": {said}" if said else " (the array names no lost drive)"
     else:
         sentence = f"volume group {group.name} is optimal"
     return level, sentence
+
+
+def _lost_words(group: VolumeGroupFacts, drawers: set[str]) -> str:
+    """ "drive ssu01-a-e0 drawer 1 slot 9 failed; drive ... slot 10 failed", slots in number
+    order, the drives of a failed drawer said as the drawer."""
+    words: list[str] = []
+    folded: dict[str, list[str]] = {}
+    for drive in sorted(group.lost_drives, key=lambda d: natural_key(d.location)):
+        place = drive_drawer(drive)
+        if place and place[0] in drawers and drive.state.lower() == "missing":
+            folded.setdefault(place[0], []).append(place[1])
+            continue
+        words.append(f"drive {drive.location} {drive.state.lower()}")
+    for drawer, slots in folded.items():
+        words.append(f"{drawer} has failed, {slot_words(slots)} missing")
+    return "; ".join(words)
+
+
+def _rebuild_words(group: VolumeGroupFacts) -> str:
+    """ "reconstructing onto drive ssu01-a-e0 drawer 1 slot 3, 42 % done" as the array says."""
+    onto = ", ".join(
+        f"drive {d.location}"
+        for d in sorted(group.rebuilding_drives, key=lambda d: natural_key(d.location))
+    )
+    if group.operation:
+        words = {"reconstruction": "reconstructing", "copyback": "copying back"}
+        doing = words.get(group.operation.lower(), group.operation.lower())
+        sentence = f"{doing} onto {onto}" if onto else doing
+        if group.progress is not None:
+            sentence += f", {group.progress} % done"
+        return sentence
+    if onto:
+        # A new drive in the slot and nothing writes onto it yet.
+        return f"{onto} replaced, waiting for its reconstruction"
+    return ""

@@ -58,6 +58,13 @@ class VolumeGroupFacts:
     state: str | None = None  # as the array reports it; None when it has not reported
     lost_drives: list[DriveFacts] = field(default_factory=list)
     redundancy: int = 2  # drives it can lose: 2 for RAID-6 8+2, 1 for RAID-10 (per mirror)
+    # Drives the array is writing the group's data onto (a replaced drive it reconstructs):
+    # not lost, not yet holding their data.
+    rebuilding_drives: list[DriveFacts] = field(default_factory=list)
+    # The array's long-running operation on the group ("reconstruction", "copyback") and its
+    # percentage, as the array reports them; "" and None when none runs.
+    operation: str = ""
+    progress: int | None = None
 
 
 @dataclass
@@ -143,6 +150,7 @@ class ServerFacts:
     hostname: str
     role: str = "oss"
     last_seen: float | None = None  # time of the sensor's latest round
+    sensor_interval: float | None = None  # seconds between its sensor's last two rounds
     lustre_healthy: bool | None = None
     cpu_idle_percent: float | None = None
     memory_available_percent: float | None = None

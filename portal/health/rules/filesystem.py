@@ -4,7 +4,12 @@ fill), its SSUs and pairs, put together from the rules of each object kind."""
 from __future__ import annotations
 
 from metrics import quantities
-from portal.health.rules.arrays import array_node, group_level
+from portal.health.rules.arrays import (
+    array_node,
+    explained_by_drawers,
+    failed_drawers,
+    group_level,
+)
 from portal.health.rules.facts import (
     FilesystemFacts,
     PairFacts,
@@ -78,7 +83,7 @@ def _filesystem_capacity(node: Node, osts: list[TargetFacts], limits: Thresholds
             limits.ost_fill_spread_critical_percent,
             lambda level, limit: (
                 f"OST fill differs by {spread:.1f} points ({fullest[0]} {fullest[1]:.1f} %, "
-                f"{emptiest[0]} {emptiest[1]:.1f} %; {level} at {limit:g}): Lustre stops "
+                f"{emptiest[0]} {emptiest[1]:.1f} %; {level} at {limit:g} points): Lustre stops "
                 "allocating round-robin"
             ),
         )
@@ -93,19 +98,29 @@ def _unit(unit: UnitFacts, facts: RackFacts) -> Node:
         server_node(server, unit, servers, in_service, now, limits) for server in servers.values()
     ]
     arrays = [array_node(array, in_service, now, limits) for array in unit.arrays]
-    targets = [target_node(target, servers, now, limits) for target in unit.targets]
+    drawers = {drawer for array in unit.arrays for drawer in failed_drawers(array)}
+    targets = [target_node(target, servers, now, limits, drawers) for target in unit.targets]
     # What a job moves or builds shows the job, before the pair and the SSU take the colours.
     for child in (*server_nodes, *arrays, *targets):
         mark = facts.marks.get(child.key) or facts.marks.get(unit.pair.key)
         if mark is not None:
             apply_mark(child, mark)
     pair = _pair(unit.pair, server_nodes)
+    # A target whose only fault is a failed drawer's: its array says it once, naming it.
+    by_drawer = {
+        id(child)
+        for child, target in zip(targets, unit.targets, strict=True)
+        if target.volume_group is not None
+        and explained_by_drawers(target.volume_group, drawers)
+        and child.status == ORANGE
+        and len(child.reasons) == 1
+    }
     if unit.kind == "pair":
         pair.children += arrays + targets
-        take_children(pair, skip={id(child) for child in server_nodes})
+        take_children(pair, skip={id(child) for child in server_nodes} | by_drawer)
         return pair
     node = Node("ssu", unit.name, children=[pair, *arrays, *targets], key=unit.key)
-    take_children(node)
+    take_children(node, skip=by_drawer)
     return node
 
 
@@ -133,8 +148,30 @@ def _pair(pair: PairFacts, server_nodes: list[Node]) -> Node:
             node.raise_to(RED, "no server of the pair is working")
     if all(status == GREY for status in statuses):
         node.status = GREY
+    private = _private_network_down(pair, server_nodes)
+    if private:
+        node.raise_to(RED)
+        node.reasons.insert(0, private)
     node.reasons = limit_reasons(node.reasons)
     return node
+
+
+def _private_network_down(pair: PairFacts, server_nodes: list[Node]) -> str | None:
+    """Both servers report, yet neither reaches the other's heartbeat, BMC or PDU: what they
+    share is the pair's private network (its switch), the one cause to name first."""
+    servers = pair.servers
+    if len(servers) < 2 or any(child.summary.get("silent") for child in server_nodes):
+        return None
+    if not all(s.heartbeat_up is False and s.power_answered is False for s in servers):
+        return None
+    if any(s.pdu_answered for s in servers):
+        return None
+    polled = any(s.pdu_answered is False for s in servers)
+    return (
+        "its private network is down (the pair's switch for the heartbeat, the BMCs and the "
+        "PDUs): the heartbeat (corosync ring) is down and neither server reaches the other's "
+        f"BMC{' or PDU' if polled else ''}, so neither can be fenced"
+    )
 
 
 def _unfenceable(server: Node) -> bool:

@@ -3,6 +3,7 @@ children's colours and repeats their reasons."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -140,6 +141,11 @@ def duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders the numbers in a name as numbers: "slot 9" before "slot 10"."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def clock(timestamp: float) -> str:

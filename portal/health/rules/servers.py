@@ -56,11 +56,7 @@ def server_node(
         # from elsewhere, as on the virtual rack) reads nothing of a running server.
         silent = True
         node.summary["down"] = True
-        node.raise_to(
-            RED,
-            f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
-            "with the chassis off",
-        )
+        node.raise_to(RED, f"powered off (fenced, or shut down): {_bmc_says(server, 'off')}")
     # The fencing levels as the partner's polls found them (None: not polled).
     node.summary["fencing_levels"] = {"bmc": server.power_answered, "pdu": server.pdu_answered}
     redundancy: list[str] = []  # the redundant parts it lost, in its reasons' words
@@ -79,7 +75,7 @@ def server_node(
             node.summary["ready_for_failback"] = True
             node.raise_to(
                 ORANGE,
-                f"ready for failback: all {len(own)} of its targets run on {where}; "
+                f"ready for failback: {_all(own)} of its targets run on {where}; "
                 "fail back when you are ready",
             )
         elif len(moved) == len(own):
@@ -87,7 +83,7 @@ def server_node(
             # paths, and the pair has no spare server left until it is back.
             node.raise_to(
                 RED,
-                f"all {len(own)} of its targets run on {where}: it was fenced or lost its "
+                f"{_all(own)} of its targets run on {where}: it was fenced or lost its "
                 "service; fail back once the cause is fixed",
             )
         else:
@@ -148,6 +144,11 @@ def server_node(
     return node
 
 
+def _all(targets: list) -> str:
+    """ "both" of two targets, "all 12" of more."""
+    return "both" if len(targets) == 2 else f"all {len(targets)}"
+
+
 def _healthy(server: ServerFacts) -> bool:
     """Fit to take its targets back: powered on, LNet up, every SAS path, its cluster running
     with its heartbeat ring, and Lustre healthy, as its own tools report them (unknown counts
@@ -205,14 +206,13 @@ def _powered(server: ServerFacts, silence: str) -> str:
     if not server.power_answered or server.power_on is None:
         return f"{silence}: the server is down or not watched"
     if not server.power_on:
-        return (
-            f"powered off (fenced, or shut down): its BMC answers {server.power_polled_by} "
-            f"with the chassis off; {silence}"
-        )
-    return (
-        f"{silence}, while its BMC answers {server.power_polled_by} with the power on: "
-        "hung or crashed, or its sensor stopped"
-    )
+        return f"powered off (fenced, or shut down): {_bmc_says(server, 'off')}; {silence}"
+    return f"{silence}, while {_bmc_says(server, 'on')}: hung or crashed, or its sensor stopped"
+
+
+def _bmc_says(server: ServerFacts, power: str) -> str:
+    """Who asked its BMC over the management network, and what the BMC answered."""
+    return f"{server.power_polled_by} reaches its BMC, which reports the chassis {power}"
 
 
 def _paths(
@@ -277,7 +277,8 @@ def _sas_paths(server: ServerFacts) -> list[tuple[str, str, bool]]:
             found.append(
                 (
                     ORANGE,
-                    f"{down} of its {len(paths)} SAS paths to {array} down (multipath): "
+                    f"{down} of its {len(paths)} SAS paths to {array} "
+                    f"{'is' if down == 1 else 'are'} down (multipath): "
                     "multipath carries on over the other",
                     True,
                 )
@@ -290,11 +291,7 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
         server.bmc_last_seen is not None
         and now - server.bmc_last_seen > limits.sensor_silence_seconds
     ):
-        node.raise_to(
-            ORANGE,
-            f"its BMC has not answered for {duration(now - server.bmc_last_seen)}: "
-            "only the PDU can fence it",
-        )
+        node.raise_to(ORANGE, f"{_bmc_silence(server, now)}: only the PDU can fence it")
         return
     hottest = None
     for reading in server.bmc_readings:
@@ -317,3 +314,18 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
             node.raise_to(ORANGE, f"BMC sensor {reading.sensor} ({reading.type}) reports a fault")
     if hottest is not None:
         node.summary["temperature_c"] = hottest.value
+
+
+def _bmc_silence(server: ServerFacts, now: float) -> str:
+    """How long its BMC has not answered, from the first poll it missed (its last answer and
+    one sensor interval later) when the interval is known: not from its last answer, which
+    came up to an interval before the fault."""
+    last = server.bmc_last_seen or now
+    interval = server.sensor_interval
+    if interval and last + interval <= now:
+        missed = last + interval
+        return (
+            f"its BMC has not answered for {duration(now - missed)} "
+            f"(no answer to its polls since {clock(missed)})"
+        )
+    return f"its BMC has not answered since {clock(last)} (its last answer)"

@@ -8,8 +8,13 @@ from portal.health.rules.nodes import GREY, ORANGE, RED, Node, threshold_high
 
 
 def target_node(
-    target: TargetFacts, servers: dict[str, ServerFacts], now: float, limits: Thresholds
+    target: TargetFacts,
+    servers: dict[str, ServerFacts],
+    now: float,
+    limits: Thresholds,
+    drawers: set[str] | None = None,
 ) -> Node:
+    """``drawers``: the failed drawers of its unit's arrays, named instead of their drives."""
     node = Node("target", target.label, summary={"kind": target.kind}, key=target.key)
     if target.served_by:
         node.summary["server"] = target.served_by
@@ -53,7 +58,7 @@ def target_node(
             f"mounted on {target.served_by}, which is neither its primary nor its failover server",
         )
     if target.volume_group is not None:
-        level, sentence = group_level(target.volume_group)
+        level, sentence = group_level(target.volume_group, drawers)
         if level != "optimal":
             node.summary["volume_group"] = level  # a structured flag for the alerts
             node.raise_to(VOLUME_GROUP_LEVELS[level], sentence)

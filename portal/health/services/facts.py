@@ -245,6 +245,8 @@ def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
                     # Only groups with a fault are read: the others report "optimal".
                     groups[(array.name, group.name)] = group.state or "optimal"
                     drives.update(((array.name, d.ident), d.state) for d in group.lost_drives)
+                    # A replaced drive is rebuilding until the array calls it optimal.
+                    drives.update(((array.name, d.ident), d.state) for d in group.rebuilding_drives)
                 drives.update(((array.name, d.ident), d.state) for d in array.lost_spares)
     return placements, groups, drives
 
@@ -287,12 +289,20 @@ def follow_inventory(facts: rules.RackFacts) -> int:
         return 0
     fresh_arrays = {array for array, _ in groups}
     # Drives the inventory still holds as lost that no array reports so any more: repaired.
+    # Found by the drive, not the id's spelling ("0,2,6", "0.2.6"): a drive reported under
+    # one spelling is not also called repaired under the other.
+    found = DriveMap({array for array, _ in drives})
+    reported = {
+        drive.pk for drive in (found.find(array, ident)[1] for array, ident in drives) if drive
+    }
     for drive in Drive.objects.filter(
         state__in=[DriveState.FAILED, DriveState.REBUILDING],
         enclosure__array__name__in=fresh_arrays,
     ).select_related("enclosure__array"):
+        if drive.pk in reported:
+            continue
         ident = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
-        drives.setdefault((drive.enclosure.array.name, ident), "optimal")
+        drives[(drive.enclosure.array.name, ident)] = "assigned"
     changed = record_observations(placements=placements, group_states=groups, drive_states=drives)
     FOLLOWED.recorded(observed)
     return changed
@@ -313,6 +323,7 @@ def _server_facts(
             server.memory_available_percent = quantities.percent(available, total)
         if len(rounds) >= 2:
             server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
+            server.sensor_interval = (rounds[0]["time"] - rounds[1]["time"]) / 1000 or None
     server.bmc_last_seen = metrics.bmc_seen.get(hostname)
     for point in metrics.bmc.get(hostname, []):
         server.bmc_readings.append(
@@ -462,12 +473,21 @@ def _volume_group_facts(
     for components in metrics.arrays.values():
         for (component, ident), point in components.items():
             if component == "volume_group" and ident in by_name:
-                facts[by_name[ident]].state = str(point.get("state") or "")
+                group = facts[by_name[ident]]
+                group.state = str(point.get("state") or "")
+                group.operation = str(point.get("operation") or "")
+                if point.get("progress") is not None:
+                    group.progress = int(point["progress"])
     for array_name, ident, state in lost:
         location, drive = drives.find(array_name, ident)
         group_pk = drive.volume_group_id if drive else None
-        if group_pk in facts and _is_lost(state):
+        if group_pk not in facts:
+            continue
+        if _is_lost(state):
             facts[group_pk].lost_drives.append(rules.DriveFacts(location, state, ident))
+        else:
+            # Not ok and not lost: a new drive the array writes the group's data onto.
+            facts[group_pk].rebuilding_drives.append(rules.DriveFacts(location, state, ident))
     return facts
 
 

@@ -16,6 +16,9 @@ class RackMetrics:
     """What the sensors report; change the fields, then ``write()`` one round."""
 
     failed_drives: set[tuple[str, int, int, int]] = field(default_factory=set)  # array,tray,d,s
+    # New drives in failed ones' slots, holding no data until reconstructed ("Replaced").
+    replaced_drives: set[tuple[str, int, int, int]] = field(default_factory=set)
+    reconstructing: dict[str, int] = field(default_factory=dict)  # volume group -> percent
     silent_servers: set[str] = field(default_factory=set)
     moved_to: dict[str, str] = field(default_factory=dict)  # target label -> server
     failed_controllers: set[tuple[str, str]] = field(default_factory=set)
@@ -94,6 +97,8 @@ class RackMetrics:
                 continue
             address = (array, drive.enclosure.position, drive.drawer, drive.slot)
             state, ok = ("failed", 0) if address in self.failed_drives else ("optimal", 1)
+            if address in self.replaced_drives:
+                state, ok = "replaced", 0
             ident = f"{drive.enclosure.position}.{drive.drawer}.{drive.slot}"
             lines.append(
                 f"array,server={reporters[array]},array={array},component=drive,id={ident} "
@@ -113,7 +118,8 @@ class RackMetrics:
                 lost = sum(
                     1
                     for d in group.drives.all()
-                    if (array.name, d.enclosure.position, d.drawer, d.slot) in self.failed_drives
+                    if (array.name, d.enclosure.position, d.drawer, d.slot)
+                    in self.failed_drives | self.replaced_drives
                 )
                 state = (
                     "optimal"
@@ -124,10 +130,14 @@ class RackMetrics:
                     if lost == 2
                     else "failed"
                 )
+                operation = ""
+                if group.name in self.reconstructing:
+                    percent = self.reconstructing[group.name]
+                    operation = f',operation="reconstruction",progress={percent}i'
                 lines.append(
                     f"array,server={reporters[array.name]},array={array.name},"
                     f"component=volume_group,id={group.name} "
-                    f'state="{state}",ok={1 if state == "optimal" else 0}i {stamp}'
+                    f'state="{state}",ok={1 if state == "optimal" else 0}i{operation} {stamp}'
                 )
         return lines
 

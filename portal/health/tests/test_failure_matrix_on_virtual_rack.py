@@ -78,6 +78,8 @@ ROWS = [
             # Neither its BMC nor its PDU answers the partner: neither server can be fenced.
             ("server", "oss01"): ("red", "cannot be fenced: its BMC does not answer oss02"),
             ("server", "oss02"): ("red", "and PDU pdu2 outlet 3 does not answer oss01's"),
+            # The cause they share, named once for the pair.
+            ("ssu", "ssu01"): ("red", "its private network is down (the pair's switch"),
             ("target", "scratch-OST0000"): "green",
         },
         False,
@@ -100,7 +102,7 @@ ROWS = [
         "sas-link-down",
         {"server": "oss01", "links": 1},
         {
-            ("server", "oss01"): ("orange", "SAS paths to ssu01-a down (multipath)"),
+            ("server", "oss01"): ("orange", "SAS paths to ssu01-a is down (multipath)"),
             ("target", "scratch-OST0000"): "green",
         },
         False,
@@ -140,7 +142,14 @@ ROWS = [
     (
         "drawer-failed",
         {"array": "ssu01-b", "enclosure": 1, "drawer": 3},
-        {("array", "ssu01-b"): ("orange", "drawer 3 slot")},
+        {
+            # One reason naming the drawer, its missing drives folded under it, said once.
+            ("array", "ssu01-b"): (
+                "orange",
+                "drawer 3 of ssu01-b-e1 has failed: its 12 drives (slots 1-12) are missing",
+            ),
+            ("ssu", "ssu01"): ("orange", "ssu01-b: drawer 3 of ssu01-b-e1 has failed"),
+        },
         False,
     ),
     (

@@ -285,7 +285,7 @@ def test_a_failed_raid_controller_makes_the_array_orange_and_both_failed_make_it
     found = nodes(rack)
     assert found[("array", "ssu01-a")].status == ORANGE
     assert found[("array", "ssu01-a")].reasons == [
-        "controller B has failed (failed): controller A serves every volume"
+        "controller B has failed: controller A serves every volume"
     ]
     array.controllers["A"] = "failed"
     assert nodes(rack)[("array", "ssu01-a")].status == RED
@@ -384,7 +384,10 @@ def test_an_uneven_ost_fill_beyond_17_points_makes_the_filesystem_orange():
     found = nodes(rack)
     fs = found[("filesystem", "scratch")]
     assert fs.status == ORANGE
-    assert "OST fill differs by 25.0 points" in fs.reasons[0]
+    assert fs.reasons[0] == (
+        "OST fill differs by 25.0 points (scratch-OST0003 75.0 %, scratch-OST0000 50.0 %; "
+        "warning at 17 points): Lustre stops allocating round-robin"
+    )
     assert found[("ssu", "ssu01")].status == GREEN
 
 
@@ -411,7 +414,7 @@ def test_a_parent_repeats_its_childrens_reasons_with_their_names_and_counts_the_
     ssu = nodes(rack)[("ssu", "ssu01")]
     # The target says it; the array's same sentence is not repeated.
     assert ssu.reasons[0] == (
-        "scratch-OST0000: volume group ssu01-a-vg00 is degraded (rebuilding or a drive missing)"
+        "scratch-OST0000: volume group ssu01-a-vg00 is degraded (the array names no lost drive)"
     )
     assert not any(reason.startswith("ssu01-a: ") for reason in ssu.reasons)
     assert ssu.reasons[-1] == "and 4 more"
@@ -425,7 +428,7 @@ def test_a_fenced_server_back_up_and_healthy_is_orange_ready_for_failback():
     found = nodes(rack)
     assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons == [
-        "ready for failback: all 2 of its targets run on oss02; fail back when you are ready"
+        "ready for failback: both of its targets run on oss02; fail back when you are ready"
     ]
     assert found[("server", "oss01")].summary["ready_for_failback"] is True
     assert found[("server", "oss01")].summary["failed_over"] is True
@@ -436,7 +439,7 @@ def test_a_fenced_server_back_up_and_healthy_is_orange_ready_for_failback():
     found = nodes(rack)
     assert found[("server", "oss01")].status == RED
     assert (
-        "all 2 of its targets run on oss02: it was fenced or lost its service; "
+        "both of its targets run on oss02: it was fenced or lost its service; "
         "fail back once the cause is fixed"
     ) in found[("server", "oss01")].reasons
     assert "ready_for_failback" not in found[("server", "oss01")].summary

@@ -100,7 +100,7 @@ def test_redundancy_flags_name_a_partial_sas_path_and_a_lost_heartbeat_ring():
     node = nodes(rack)[("server", "oss01")]
     assert node.summary["redundancy"] == [
         "its heartbeat (corosync ring) to oss02 is down: the pair cannot agree",
-        "1 of its 2 SAS paths to ssu01-a down (multipath): multipath carries on over the other",
+        "1 of its 2 SAS paths to ssu01-a is down (multipath): multipath carries on over the other",
     ]
     # Every path lost is not a lost redundant part but the server's service: no flag.
     oss01.heartbeat_up = True
@@ -122,14 +122,14 @@ def test_a_failed_drawer_and_a_controller_are_the_arrays_failed_parts():
     assert node.status == ORANGE
     assert node.summary["failed_parts"] == ["controller B", "drawer 3 of ssu01-a-e1"]
     assert node.summary["redundancy"] == [
-        "controller B has failed (offline): controller A serves every volume",
-        "drawer 3 of ssu01-a-e1 has failed: its 2 drives are missing; every volume group with "
-        "a drive there is degraded",
-        "hot spare ssu01-a-e0 drawer 1 slot 12 is failed",
+        "controller B is offline: controller A serves every volume",
+        "drawer 3 of ssu01-a-e1 has failed: its 2 drives (slots 1-2) are missing; volume groups "
+        "ssu01-a-vg00, ssu01-a-vg01 are degraded until the drawer is back",
+        "hot spare ssu01-a-e0 drawer 1 slot 12 has failed",
     ]
     ost = found[("target", "scratch-OST0000")]
     assert ost.summary["redundancy"] == [
-        "volume group ssu01-a-vg00 is degraded: drive ssu01-a-e1 drawer 3 slot 1 Missing"
+        "volume group ssu01-a-vg00 is degraded: drawer 3 of ssu01-a-e1 has failed, slot 1 missing"
     ]
     assert "redundancy" not in found[("target", "scratch-OST0002")].summary
     # One missing drive is a drive pulled, not a drawer lost.

@@ -35,7 +35,9 @@ def test_a_fenced_server_is_powered_off_and_its_partner_lost_the_heartbeat():
     found = nodes(rack)
     reasons = found[("server", "oss01")].reasons
     assert found[("server", "oss01")].status == RED
-    assert reasons[0].startswith("powered off (fenced, or shut down): its BMC answers oss02")
+    assert reasons[0].startswith(
+        "powered off (fenced, or shut down): oss02 reaches its BMC, which reports the chassis off"
+    )
     assert "oss02 has lost the heartbeat (corosync) to it" in reasons
     # The survivor's lost ring is its partner's absence, not its own fault.
     assert found[("server", "oss02")].status == GREEN
@@ -45,7 +47,7 @@ def test_a_silent_server_whose_bmc_says_on_is_hung_not_fenced():
     rack = healthy_paths(make_rack())
     server(rack, "oss01").last_seen = NOW - 120
     reason = nodes(rack)[("server", "oss01")].reasons[0]
-    assert "its BMC answers oss02 with the power on: hung or crashed" in reason
+    assert "while oss02 reaches its BMC, which reports the chassis on: hung or crashed" in reason
 
 
 def test_private_switch_down_both_servers_orange_and_unfenceable():
@@ -81,7 +83,7 @@ def test_sas_paths_lost_are_named_by_array_and_kept_from_a_silent_servers_last_r
     found = nodes(rack)
     assert found[("server", "oss01")].status == ORANGE
     assert found[("server", "oss01")].reasons == [
-        "1 of its 2 SAS paths to ssu01-a down (multipath): multipath carries on over the other"
+        "1 of its 2 SAS paths to ssu01-a is down (multipath): multipath carries on over the other"
     ]
     oss01.sas_paths = {"ssu01-a/1": False, "ssu01-a/2": False}
     oss01.last_seen = NOW - 120
@@ -102,5 +104,5 @@ def test_a_server_whose_bmc_says_off_is_powered_off_even_if_something_reports_fo
     found = nodes(rack)
     assert found[("server", "oss01")].status == RED
     assert found[("server", "oss01")].reasons == [
-        "powered off (fenced, or shut down): its BMC answers oss02 with the chassis off"
+        "powered off (fenced, or shut down): oss02 reaches its BMC, which reports the chassis off"
     ]

@@ -11,7 +11,11 @@ import pytest
 
 from portal.health.services.evaluation import evaluate_and_store
 from portal.health.tests.metrics import RackMetrics
-from portal.health.tests.test_health_api_sequence import group_drives, round_and_evaluate
+from portal.health.tests.test_health_api_sequence import (
+    group_drives,
+    round_and_evaluate,
+    tree_nodes,
+)
 from portal.inventory.models import Drive, Target, VolumeGroup
 
 pytestmark = pytest.mark.services
@@ -53,3 +57,43 @@ def test_a_silent_servers_targets_keep_their_last_known_place(rack_inventory, me
     evaluate_and_store(now=time.time() + 120)  # both silent for two minutes
     target = Target.objects.get(label="scratch-OST0001")
     assert (target.state, target.current_server.hostname) == ("mounted", "oss02")
+
+
+def test_a_swapped_drive_rebuilds_with_its_progress_then_is_assigned_like_the_others(
+    rack_inventory, metrics_db, client, world
+):
+    """Issue 31: right after the swap the new drive is not "optimal" while its group is
+    degraded; the reason says the reconstruction, its drive and percent; once done the drive
+    is "assigned", the word of every other member."""
+    rack = RackMetrics()
+    failed = group_drives("ssu01-a-vg02")[3]
+    array, tray, drawer, slot = failed
+    drive = Drive.objects.select_related("enclosure").get(
+        enclosure__array__name=array, enclosure__position=tray, drawer=drawer, slot=slot
+    )
+    location = f"{drive.enclosure.name} drawer {drawer} slot {slot}"
+    client.login(username="viewer", password="pw-viewer-123!")
+    rack.failed_drives = {failed}
+    round_and_evaluate(rack)
+    rack.failed_drives, rack.replaced_drives = set(), {failed}  # the technician's swap
+    round_and_evaluate(rack)
+    drive.refresh_from_db()
+    assert drive.state == "rebuilding"
+    assert tree_nodes(client)[("target", "scratch-OST0002")]["reasons"] == [
+        f"volume group ssu01-a-vg02 is degraded: drive {location} replaced, waiting for its "
+        "reconstruction"
+    ]
+    rack.reconstructing = {"ssu01-a-vg02": 42}
+    round_and_evaluate(rack)
+    assert tree_nodes(client)[("target", "scratch-OST0002")]["reasons"] == [
+        f"volume group ssu01-a-vg02 is degraded: reconstructing onto drive {location}, 42 % done"
+    ]
+    drive.refresh_from_db()
+    assert drive.state == "rebuilding"
+    rack.replaced_drives, rack.reconstructing = set(), {}
+    round_and_evaluate(rack)
+    drive.refresh_from_db()
+    members = set(
+        Drive.objects.filter(volume_group__name="ssu01-a-vg02").values_list("state", flat=True)
+    )
+    assert (drive.state, members) == ("assigned", {"assigned"})

@@ -66,8 +66,10 @@ def drive_state(word: str, drive: Drive) -> str:
         return DriveState.SPARE
     if word in _DRIVE_GOOD:
         # A hot spare waiting in standby reports "optimal" too; a drive in no group is blank.
+        # A working member is "assigned", as provisioning left every member: one word for all
+        # of them, whether or not a failure touched it once.
         if drive.volume_group_id is not None:
-            return DriveState.OPTIMAL
+            return DriveState.ASSIGNED
         return DriveState.SPARE if drive.state == DriveState.SPARE else DriveState.BLANK
     return drive.state
 

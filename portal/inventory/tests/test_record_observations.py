@@ -87,4 +87,9 @@ def test_drive_states_by_the_sensors_drive_ids(ssu):
     assert record_observations(drive_states={(array.name, assigned_id): "Rebuilding"}) == 1
     assert record_observations(drive_states={(array.name, assigned_id): "optimal"}) == 1
     assigned.refresh_from_db()
-    assert assigned.state == DriveState.OPTIMAL
+    # A member a failure touched once is "assigned" again, the word of every other member.
+    assert assigned.state == DriveState.ASSIGNED
+    # A new drive in its slot ("Replaced" until reconstructed) holds no data yet.
+    assert record_observations(drive_states={(array.name, assigned_id): "replaced"}) == 1
+    assigned.refresh_from_db()
+    assert assigned.state == DriveState.REBUILDING

@@ -1,0 +1,49 @@
+"""The sensor's configuration that provisioning writes (sensor.yml): both servers of a pair
+read its arrays, so with one server down the other still reports them (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from sensors.config import load_config
+
+PLAYBOOK = Path(__file__).resolve().parents[1] / "ansible" / "project" / "sensor.yml"
+
+
+def sensor_conf(host: str, partner: str) -> str:
+    """The configuration task's content as ansible renders it for ``host``."""
+    (play,) = yaml.safe_load(PLAYBOOK.read_text())
+    name = "The sensor's configuration for this server"
+    (task,) = [t for t in play["tasks"] if t["name"] == name]
+    values = {
+        "inventory_hostname": host,
+        "ostara_root": "",
+        "virtual": False,
+        "ostara_sensor_interval": 10,
+        "ostara_role": "oss",
+        "ostara_pair": "ssu01",
+        "ostara_influxdb_url": "http://appliance:8086",
+        "ostara_influxdb_database": "ostara",
+        "ostara_partner": partner,
+        "ostara_partner_nids": ["10.0.0.2@tcp"],
+        "ostara_partner_bmc": f"{partner}-bmc",
+        "ostara_partner_bmc_user": "ostara-fence",
+        "ostara_pdu_status": {partner: "fence_apc_snmp --ip=pdu2 --plug=3 -o status"},
+        "ostara_smcli": "/opt/dell/mdstoragemanager/client/SMcli",
+        "layout": {"arrays": ["ssu01-a", "ssu01-b"]},
+    }
+    content = task["ansible.builtin.copy"]["content"]
+    return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(content).render(values)
+
+
+def test_both_servers_of_a_pair_read_its_arrays(tmp_path):
+    for host, partner in (("oss01", "oss02"), ("oss02", "oss01")):
+        path = tmp_path / f"{host}.conf"
+        path.write_text(sensor_conf(host, partner))
+        config = load_config(path)
+        assert config.server == host
+        assert config.array_names == ("ssu01-a", "ssu01-b"), f"{host} does not read the arrays"
+        assert config.array_smcli.endswith("SMcli")
