@@ -17,6 +17,7 @@ import sys
 import time
 
 import pytest
+import requests
 
 from portal.conftest import REPO
 from portal.tests.conftest import demo_script
@@ -56,6 +57,21 @@ def sign_in(page, url: str, password: str) -> None:
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{url}/")
+
+
+def reasons(url: str, auth: tuple[str, str]) -> list[str]:
+    """Every reason the health API gives now, object by object."""
+    tree = requests.get(f"{url}/api/v1/health/", auth=auth, timeout=10).json()
+    found: list[str] = []
+
+    def visit(node: dict) -> None:
+        found.extend(f"{node['name']}: {reason}" for reason in node.get("reasons") or [])
+        for child in node.get("children", []):
+            visit(child)
+
+    for filesystem in tree["filesystems"]:
+        visit(filesystem)
+    return found
 
 
 def job_progress(job_page) -> tuple[int, int | None]:
@@ -121,7 +137,7 @@ def test_an_operators_hour_on_the_demo(fresh_demo, page, screenshot_dir):
 
 
 def drive_replacement(demo: dict, page, shots) -> None:
-    url = demo["url"]
+    url, auth = demo["url"], ("admin", demo["password"])
     simulator(demo, "inject", "drive-failed", "--array", ARRAY, "--volume-group", GROUP)
     page.goto(f"{url}/console/arrays/{ARRAY}/")
     failed = page.locator("td.drive.failed a")
@@ -164,8 +180,17 @@ def drive_replacement(demo: dict, page, shots) -> None:
             arg=step_percent,
             timeout=10_000,
         )
+        # The new drive rebuilds (it is not "optimal" while its group is degraded), and the
+        # OST says onto which drive and how far, as the array does.
+        page.wait_for_function(
+            "() => document.querySelector('#drive-state .badge').innerText === 'Rebuilding'",
+            timeout=60_000,
+            polling=2000,
+        )
         page.screenshot(path=str(shots / f"operator-hour-5-drive-at-{number}.png"), full_page=True)
         seen.append(job_percent)
+    said = [r for r in reasons(url, auth) if "reconstructing onto drive" in r]
+    assert said and " % done" in said[0], reasons(url, auth)
     assert 67 < seen[0] < seen[1] < 100, seen
 
     # Optimal again: the job is done at 100 %, the drive's page says so.
@@ -188,6 +213,12 @@ def analytics(url: str, page, shots) -> None:
     page.locator("[data-chart] canvas").first.wait_for(timeout=30_000)
     servers = page.locator("#oss-table tbody tr td:first-child").all_inner_texts()
     assert sorted(servers) == ["oss01", "oss02"], servers
+    # Bytes in binary units, as everywhere in the product; a legend with no point hovered is
+    # a key, not "Value: share: –".
+    text = page.locator("main").inner_text()
+    assert "iB" in text and " GB" not in text and " MB" not in text, text
+    legends = " ".join(page.locator(".u-legend").all_inner_texts())
+    assert "Value:" not in legends and "–" not in legends, legends
     page.screenshot(path=str(shots / "operator-hour-7-analytics.png"), full_page=True)
 
 
@@ -203,4 +234,8 @@ def alerts_during_the_mail_outage(url: str, page, shots) -> None:
     page.screenshot(path=str(shots / "operator-hour-8-dashboard-mail-down.png"), full_page=True)
     page.goto(f"{url}/alerts/")
     assert page.get_by_role("heading", name="Alerts", exact=True).is_visible()
+    # Where an administrator looks for mail, the outage is said too.
+    assert page.get_by_role(
+        "heading", name="The mail relay is down: no alert mail goes out"
+    ).is_visible()
     page.screenshot(path=str(shots / "operator-hour-9-alerts-mail-down.png"), full_page=True)
