@@ -270,7 +270,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         refusals += health_refusals(server, cib, online)
         if refusals:
             raise Refused(_field(subject), refusals)
-        actions = _bring_home(cib, moving, host)
+        actions = _bring_home(cib, moving, host, before)
         after = [Clear(label) for label in moving]
     elif act == Act.MAINTENANCE_START:
         if Maintenance.objects.filter(server=server, ended__isnull=True).exists():
@@ -290,7 +290,7 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
         reasons = [r for r in health_refusals(server, cib, online) if "not online" not in r]
         if reasons:
             raise Refused("server", reasons)
-        actions = [Standby(host, on=False), *_bring_home(cib, moving, host)]
+        actions = [Standby(host, on=False), *_bring_home(cib, moving, host, before)]
         after = [Clear(label) for label in moving]
     else:
         raise ConsoleError("act", f"unknown act {act!r}")
@@ -310,20 +310,29 @@ def _plan(act, subject, server, labels, cib, lifetime) -> ClusterPlan:
     return ClusterPlan(act, subject, pair, actions, after, expect, result)
 
 
-def _bring_home(cib: str, labels: list[str], host: str) -> list[Action]:
-    """Move each target to ``host``: its failures cleaned up first where a start failed (while
-    a volume group or a SAS path was down: Pacemaker runs it there again only once cleaned up,
-    as an operator's ``pcs resource cleanup``), and the console's earlier move or ban of it
-    cleared (``pcs resource clear``). A target with neither needs neither: each command is a
-    scheduler run in the what-if, and a failback after a crash has none of them."""
+def _bring_home(
+    cib: str, labels: list[str], host: str, before: dict[str, str | None]
+) -> list[Action]:
+    """Move each target to ``host``, clearing first the console's earlier move or ban of it
+    (``pcs resource clear``). A target with none needs no clear: each command is a scheduler
+    run in the what-if, and a failback after a crash has none of them.
+
+    A target whose start failed (while its volume group or SAS paths were down) is cleaned up
+    first (``pcs resource cleanup``): Pacemaker runs it on a node where it failed only once
+    its failures are erased. One that runs nowhere then starts at once where the cluster
+    prefers it, its primary: it needs no move (crm_resource refuses a move to where it runs)."""
     root = ET.fromstring(cib)
     constrained = _constrained(root)
-    cleanups: list[Action] = [Cleanup(label) for label in labels if failed_nodes(root, label)]
-    return cleanups + [
-        action
-        for label in labels
-        for action in ([Clear(label)] if label in constrained else []) + [Move(label, host)]
-    ]
+    actions: list[Action] = []
+    for label in labels:
+        failed = bool(failed_nodes(root, label))
+        if failed:
+            actions.append(Cleanup(label))
+        if label in constrained:
+            actions.append(Clear(label))
+        if not (failed and before.get(label) is None):
+            actions.append(Move(label, host))
+    return actions
 
 
 def _constrained(root: ET.Element) -> set[str]:
