@@ -75,16 +75,9 @@ class VirtualRack:
         for plan in self.plans:
             cib = self.root.parent / f"{plan['ssu']}-cib.xml"
             cib.write_text(build_cib(plan))
-            host = plan["servers"][0]["hostname"]
-            result = subprocess.run(
-                ["cibadmin", "--replace", "--xml-file", str(cib)],
-                capture_output=True,
-                text=True,
-                env=host_env(self.root, host),
-                timeout=120,
+            self._run(
+                plan["servers"][0]["hostname"], ["cibadmin", "--replace", "--xml-file", str(cib)]
             )
-            if result.returncode != 0:
-                raise RuntimeError(f"cibadmin on {host}: {result.stderr}")
 
     def save_inventory(self) -> list:
         """The same plans in the portal's inventory, provisioned (every target mounted)."""
@@ -208,7 +201,7 @@ class VirtualRack:
         `--clear` so the location constraint goes)."""
         for plan in self.plans:
             host = plan["servers"][0]["hostname"]
-            self._crm_resource(host, ["--cleanup"])
+            self._run(host, ["crm_resource", "--cleanup"])
             where = self.placement()
             for target in plan["targets"]:
                 if target["kind"] == "MGT" or where.get(target["label"]) == target["primary"]:
@@ -217,15 +210,12 @@ class VirtualRack:
                     ["--move", "-r", target["label"], "-N", target["primary"]],
                     ["--clear", "-r", target["label"]],
                 ):
-                    self._crm_resource(host, args)
+                    self._run(host, ["crm_resource", *args])
 
-    def _crm_resource(self, host: str, args: list[str]) -> None:
+    def _run(self, host: str, argv: list[str]) -> None:
+        """A cluster command on one of the rack's servers, as an operator types it there."""
         result = subprocess.run(
-            ["crm_resource", *args],
-            capture_output=True,
-            text=True,
-            env=host_env(self.root, host),
-            timeout=120,
+            argv, capture_output=True, text=True, env=host_env(self.root, host), timeout=120
         )
         if result.returncode != 0:
-            raise RuntimeError(f"crm_resource {' '.join(args)}: {result.stderr}")
+            raise RuntimeError(f"{' '.join(argv)} on {host}: {result.stderr}")
