@@ -35,9 +35,12 @@ from portal.jobs.services import create_job, enqueue
 from portal.surveys import choices
 from portal.surveys.choices import Scope, Verdict
 from portal.surveys.models import Survey, SurveyResult
+from portal.web.numbers import format_rate
 from provisioning.runner import PlaybookResult, run_playbook
 from provisioning.survey.judge import SurveyVerdict, combine, judge_survey
 from provisioning.survey.parse import Result, SurveyParseError, parse_lines
+
+MiB = 1024 * 1024  # obdfilter-survey's "MB"
 
 KIND = "survey"
 _TARGET_HEADER = re.compile(r"^==> (?P<label>\S+) <==$")
@@ -197,7 +200,7 @@ def usage_warnings(pair_or_filesystem: ServerPair | Filesystem) -> list[str]:
     busiest = max(((p.get("read") or 0) + (p.get("write") or 0) for p in traffic), default=0)
     if busiest >= choices.TRAFFIC_WARNING_BYTES_S:
         warnings.append(
-            f"{filesystem} moved up to {busiest / 1e6:,.0f} MB/s in the last {minutes} minutes: "
+            f"{filesystem} moved up to {format_rate(busiest)} in the last {minutes} minutes: "
             "the survey competes with that traffic and measures less than the hardware can do"
         )
     return warnings
@@ -497,7 +500,8 @@ def outcome(survey: Survey) -> str:
     judged = [survey.measured_mb_s[t] for t in ("write", "read") if t in survey.measured_mb_s]
     measured = min(judged, default=None)
     figures = (
-        f"{measured / 1000:.1f} GB/s (expected {survey.expected_mb_s / 1000:.1f})"
+        # obdfilter-survey's "MB/s" are MiB/s (sizes in MB of 1024 KiB).
+        f"{format_rate(measured * MiB)} (expected {format_rate(survey.expected_mb_s * MiB)})"
         if measured is not None and survey.expected_mb_s
         else "no figure"
     )

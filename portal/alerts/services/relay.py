@@ -35,7 +35,11 @@ def check_mail() -> ServiceState:
         timeout = appliance.CHECK_TIMEOUT_SECONDS
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as error:
-        outbox = f"; {waiting} alert mail(s) wait in the outbox" if waiting else ""
+        outbox = (
+            f"; {waiting} alert mail{'s wait' if waiting != 1 else ' waits'} in the outbox"
+            if waiting
+            else ""
+        )
         detail = f"no answer at {where}: {error.strerror or error}{outbox}"
         return ServiceState("mail", False, detail, extra, required=False)
     return ServiceState("mail", True, f"relay at {where} accepts connections", extra, False)

@@ -311,7 +311,9 @@ def test_the_alerts_page_says_the_relay_is_down_and_the_mail_waits(
 ):
     html = signed_in(client, "viewer").get("/alerts/").content.decode()
     assert DOWN in html
-    assert "1 alert mail waits in the outbox and goes out once the relay answers" in html
+    # Said once, in words: "…; 1 alert mail waits in the outbox. It goes out once …".
+    assert "1 alert mail waits in the outbox. It goes out once the relay answers" in html
+    assert html.count("in the outbox") == 1 and "mail(s)" not in html
     assert 'href="/alerts/settings/mail/"' in html
     tile = check_mail()  # what the dashboard's mail tile shows
     assert not tile.ok

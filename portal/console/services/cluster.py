@@ -314,22 +314,24 @@ def _bring_home(
     cib: str, labels: list[str], host: str, before: dict[str, str | None]
 ) -> list[Action]:
     """Move each target to ``host``, clearing first the console's earlier move or ban of it
-    (``pcs resource clear``). A target with none needs no clear: each command is a scheduler
-    run in the what-if, and a failback after a crash has none of them.
+    (``pcs resource clear``). A target with none needs no clear: a failback after a crash has
+    none of them.
 
-    A target whose start failed (while its volume group or SAS paths were down) is cleaned up
-    first (``pcs resource cleanup``): Pacemaker runs it on a node where it failed only once
-    its failures are erased. One that runs nowhere then starts at once where the cluster
+    A target whose start failed (while its volume group or SAS paths were down) is then
+    cleaned up (``pcs resource cleanup``): Pacemaker runs it on a node where it failed only
+    once its failures are erased. One that runs nowhere starts at once where the cluster
     prefers it, its primary: it needs no move (crm_resource refuses a move to where it runs)."""
     root = ET.fromstring(cib)
     constrained = _constrained(root)
     actions: list[Action] = []
     for label in labels:
+        # The clear first: a cleaned-up target that runs nowhere starts at once, and still
+        # kept off its primary by a ban it would start on the partner and stay there.
         failed = bool(failed_nodes(root, label))
-        if failed:
-            actions.append(Cleanup(label))
         if label in constrained:
             actions.append(Clear(label))
+        if failed:
+            actions.append(Cleanup(label))
         if not (failed and before.get(label) is None):
             actions.append(Move(label, host))
     return actions

@@ -75,15 +75,14 @@ def server_node(
             node.summary["ready_for_failback"] = True
             node.raise_to(
                 ORANGE,
-                f"ready for failback: {_all(own)} of its targets run on {where}; "
-                "fail back when you are ready",
+                f"ready for failback: {_all(own)} on {where}; fail back when you are ready",
             )
         elif len(moved) == len(own):
             # Every one of its targets left it: it crashed, was fenced, or lost its SAS or LNet
             # paths, and the pair has no spare server left until it is back.
             node.raise_to(
                 RED,
-                f"{_all(own)} of its targets run on {where}: it was fenced or lost its "
+                f"{_all(own)} on {where}: it was fenced or lost its "
                 "service; fail back once the cause is fixed",
             )
         else:
@@ -145,8 +144,10 @@ def server_node(
 
 
 def _all(targets: list) -> str:
-    """ "both" of two targets, "all 12" of more."""
-    return "both" if len(targets) == 2 else f"all {len(targets)}"
+    """ "its only target runs", "both of its targets run", "all 12 of its targets run"."""
+    if len(targets) == 1:
+        return "its only target runs"
+    return f"{'both' if len(targets) == 2 else f'all {len(targets)}'} of its targets run"
 
 
 def _healthy(server: ServerFacts) -> bool:

@@ -212,4 +212,4 @@ def test_the_command_starts_and_shows(rack_inventory, world, metrics_db, capsys)
     call_command("survey", "--show", str(stored.pk))
     printed = capsys.readouterr().out
     assert printed.startswith(f"survey {stored.pk} of ssu01: pass")
-    assert "SSU ssu01 accepted at 9.4 GB/s (expected 9.8)" in printed
+    assert "SSU ssu01 accepted at 9.2 GiB/s (expected 9.6 GiB/s)" in printed

@@ -18,6 +18,7 @@ from portal.inventory.services import save_plans
 from portal.jobs.choices import JobState
 from portal.jobs.services import create_job, retry
 from portal.jobs.worker import run_job
+from portal.surveys.tests.outcomes import ACCEPTED
 from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     job = _provision(["mds01", "ssu01"])
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
     # The job ends with the acceptance survey of the new SSU, judged against its plan.
-    assert job.outcome.startswith("SSU ssu01 accepted at 9."), job.outcome
+    assert ACCEPTED.match(job.outcome), job.outcome
     assert "(expected 9.8)" in job.outcome
     (survey,) = job.surveys.all()
     assert survey.acceptance and survey.verdict == "pass" and len(survey.labels) == 24
@@ -107,7 +108,7 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     # (The acceptance survey measures again: it writes its own objects by design.)
     for step in job.steps.exclude(name="accept"):
         assert ", 0 change(s)" in step.log, f"{step.name} changed something:\n{step.log}"
-    assert job.outcome.startswith("SSU ssu01 accepted at 9."), job.outcome
+    assert ACCEPTED.match(job.outcome), job.outcome
 
     # oss02 moves to another PDU outlet (as the Django admin saves it): the job that applies
     # fence devices pushes the new CIB to the running cluster, and runs nothing else.

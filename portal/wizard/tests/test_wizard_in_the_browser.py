@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from portal.surveys.tests.outcomes import ACCEPTED, ACCEPTED_SSU02
 from portal.wizard.tests.conftest import load_spec, simulator
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -100,7 +101,7 @@ def test_add_the_first_and_a_second_ssu_through_the_wizard(
     page.wait_for_url(re.compile(r".*/jobs/\d+/$"))
     _watch_job(page, screenshot_dir, "ssu01")
     # The job ends with the acceptance survey's verdict.
-    assert "SSU ssu01 accepted at 9." in page.locator("#job-outcome").inner_text()
+    assert ACCEPTED.match(page.locator("#job-outcome").inner_text().strip())
 
     targets = _targets_on_ssu_page(page, f"{live_server.url}/ssus/ssu01/")
     assert len(targets) == 24
@@ -125,7 +126,7 @@ def test_add_the_first_and_a_second_ssu_through_the_wizard(
     page.click("#confirm")
     page.wait_for_url(re.compile(r".*/jobs/\d+/$"))
     _watch_job(page, screenshot_dir, "ssu02")
-    assert "SSU ssu02 accepted at 9." in page.locator("#job-outcome").inner_text()
+    assert ACCEPTED_SSU02.match(page.locator("#job-outcome").inner_text().strip())
 
     targets = _targets_on_ssu_page(page, f"{live_server.url}/ssus/ssu02/")
     assert sorted(targets) == [f"scratch-OST{index:04x}" for index in range(24, 48)]
