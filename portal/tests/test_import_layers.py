@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = (
     ("accounts", "jobs"),
     ("inventory",),
-    ("surveys", "health"),
+    ("health",),
     ("alerts",),  # health's colours; the mail relay's tile registered with health
     ("console",),  # its maintenance window silences alerts
+    ("surveys",),  # its starts audited by the console; its verdict names health's findings
     ("analytics", "wizard", "backup"),  # backup and restore: the whole appliance's state
 )
 # Packages that run without Django and import nothing of the portal.

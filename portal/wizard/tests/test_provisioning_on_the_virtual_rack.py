@@ -53,7 +53,7 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
     # The job ends with the acceptance survey of the new SSU, judged against its plan.
     assert ACCEPTED.match(job.outcome), job.outcome
-    assert "(expected 9.8)" in job.outcome
+    assert "(expected 9.6 GiB/s)" in job.outcome  # the plan's 9,800 MiB/s
     (survey,) = job.surveys.all()
     assert survey.acceptance and survey.verdict == "pass" and len(survey.labels) == 24
 
