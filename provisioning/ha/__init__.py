@@ -24,12 +24,12 @@ from provisioning.ha.simulate import (
     SimulationResult,
     VerifyResult,
     WhatIfError,
-    parse_what_if,
     simulate,
     simulate_from,
     simulate_sequence,
     verify,
 )
+from provisioning.ha.what_if_text import parse_what_if
 
 __all__ = [
     "AttributeChange",

@@ -34,10 +34,10 @@ from provisioning.ha.simulate import (
     SimulationError,
     SimulationResult,
     WhatIfError,
-    parse_what_if,
     simulate,
     verify,
 )
+from provisioning.ha.what_if_text import parse_what_if
 
 EXIT_BAD_INPUT = 2
 EXIT_TOOL_FAILED = 1
