@@ -415,7 +415,9 @@ def stamp_feature_set(path: Path) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _feature_set() -> str:
-    """The installed Pacemaker's CRM feature set, as its empty CIB carries it."""
+    """The installed Pacemaker's CRM feature set, as its empty CIB carries it. Not
+    provisioning.ha's local_feature_set: that one runs `cibadmin` from PATH, which on a virtual
+    host is the rack's own wrapper, waiting for the rack lock this process holds."""
     empty = subprocess.run(
         [real_tool("cibadmin"), "--empty"], capture_output=True, text=True, check=True
     ).stdout

@@ -251,9 +251,9 @@ def away(virtual_rack) -> dict[str, str | None]:
 
 
 def fail_back(virtual_rack, operator: Author, seconds: float) -> None:
-    """The operator's failback through the console, once Pacemaker sees oss01 online again,
-    until every target is home: a target Pacemaker moves once more after the job (a server
-    whose Lustre health agent reports healthy a moment later) is failed back again."""
+    """The operator's failback through the console, once Pacemaker sees oss01 online again
+    (refused until then), until every target is home: a target still away after a job is
+    failed back again, as an operator would."""
     oss01 = Server.objects.get(hostname="oss01")
     deadline = time.monotonic() + seconds
     while away(virtual_rack):
