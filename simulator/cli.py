@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from provisioning.planner import SpecError, make_plan
-from simulator import failures, provision, scenarios
+from simulator import failures, provision, realcluster, scenarios
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 from simulator.scenarios import SCENARIOS
@@ -57,8 +57,13 @@ def cmd_add(args) -> int:
     plan = _plan(args.spec)
     with Rack.open(args.rack, create=True) as rack:
         added = rack.add(plan)
+        if args.real_cluster:
+            realcluster.mark_real(rack.state, plan["ssu"])
+            rack.install_commands()
         if args.build:
             provision.build(rack, plan)
+        if args.real_cluster:
+            realcluster.start(rack.root, rack.state)
     if added["servers"]:
         print(
             f"racked {added['pair']}: servers {', '.join(added['servers'])}; "
@@ -367,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("spec", type=Path)
     add.add_argument(
         "--build", action="store_true", help="also create volumes, format and mount the targets"
+    )
+    add.add_argument(
+        "--real-cluster",
+        action="store_true",
+        help="the pair's cluster is real: Corosync, Pacemaker and ipmi_sim BMCs in namespaces "
+        "(needs root and the servers' mgmt_address, heartbeat_address and bmc, link-local)",
     )
     add.set_defaults(func=cmd_add)
 

@@ -324,6 +324,8 @@ def reconcile(rack, pair_name: str) -> list[dict]:
     """Let Pacemaker decide for one pair and make the rack match. Returns what happened."""
     pair = rack.state["pairs"][pair_name]
     path = cib_path(rack, pair_name)
+    if pair.get("real_cluster"):
+        return []  # its own Pacemaker decides (simulator.realcluster)
     if not pair.get("cib") or not path.exists():
         return []
     stamp_feature_set(path)

@@ -123,6 +123,10 @@ class Rack:
                 _write_wrapper(bin_dir / name, self.root, host, module, name)
         for name, module in RACK_COMMANDS.items():
             _write_wrapper(self.root / "bin" / name, self.root, None, module, name)
+        from simulator import realcluster  # imports the rack: only here
+
+        for host in realcluster.real_hosts(self.state):
+            realcluster.shims.install(self.root, host)  # the real tools, over the imitation's
 
     # -- trees ----------------------------------------------------------------------------
 

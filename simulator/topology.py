@@ -100,6 +100,9 @@ def add_plan(state: dict, plan: dict, now: float) -> dict:
             "pair": pair_name,
             "nids": list(server.get("nids", [])),
             "bmc": server.get("bmc"),
+            # The two Corosync links (a real-cluster pair cables them: simulator.realcluster).
+            "mgmt_address": server.get("mgmt_address"),
+            "heartbeat_address": server.get("heartbeat_address"),
             "pdu_outlet": server.get("pdu_outlet"),
             "power": "on",
             "state": "up",

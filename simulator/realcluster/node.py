@@ -1,0 +1,244 @@
+"""A virtual server whose cluster is real: its power, its boot and its services.
+
+Power is the BMC's (`bmc.py`): ipmi_sim runs `boot` on power on and kills it on power off.
+`boot` marks the server up in the rack, then starts `init` as PID 1 of new PID, mount, UTS and
+IPC namespaces inside the server's network namespace; when ipmi_sim (or the PDU) kills it, the
+kernel kills every process of that PID namespace at once, as a crash or a fence does, and `boot`
+marks the server off (its targets stop with it).
+
+`init` gives the server its own view of the files Corosync and Pacemaker keep (bind mounts of
+the host's directory of the rack, `hosts/<host>/...`) and overlays over `/etc`, `/usr/sbin`,
+`/usr/libexec` and the OCF agents, so that what it adds (the Lustre agents, the virtual PDU's
+fence agent, `/etc/ostara`) stays inside the namespace and the machine's own files are never
+written. Then it starts the services `systemctl enable` enabled (`shims.py`), and reaps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from simulator import operations, procfs
+from simulator.rack import REPO_ROOT, Rack
+
+from . import agents, network
+
+# Where a real-cluster server keeps its bookkeeping, under hosts/<host>/.
+CLUSTER_DIR = "cluster"
+UNITS = {
+    "corosync.service": ["corosync", "-f"],
+    "pacemaker.service": ["pacemakerd"],
+}
+WANTS = "etc/systemd/system/multi-user.target.wants"
+# Directories the server keeps as its own (host side -> inside the namespace).
+BINDS = (
+    "etc/corosync",
+    "etc/ostara",
+    "usr/libexec/ostara",
+    "var/lib/pacemaker",
+    "var/lib/corosync",
+    "var/log",
+)
+OVERLAYS = ("/etc", "/usr/sbin", "/usr/libexec", "/usr/lib/ocf/resource.d")
+
+
+def host_dir(rack_root: Path, host: str) -> Path:
+    return procfs.host_root(Path(rack_root), host)
+
+
+def init_pid(rack_root: Path, host: str) -> int | None:
+    """The host-side pid of the server's PID 1, if it is powered on."""
+    path = host_dir(rack_root, host) / CLUSTER_DIR / "init.pid"
+    try:
+        pid = int(path.read_text())
+        if b"simulator.realcluster" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return pid
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def enabled_units(root: Path) -> list[str]:
+    wants = root / WANTS
+    return [unit for unit in UNITS if (wants / unit).is_symlink() or (wants / unit).exists()]
+
+
+def python_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "simulator.realcluster", *args]
+
+
+def python_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+# -- boot: run by the BMC's power on, outside the server's namespaces -----------------------
+
+
+def boot(rack_root: Path, host: str) -> int:
+    rack_root = Path(rack_root).resolve()
+    root = host_dir(rack_root, host)
+    bookkeeping = root / CLUSTER_DIR
+    bookkeeping.mkdir(parents=True, exist_ok=True)
+    prefix = network.prefix_for(rack_root)
+    with Rack.open(rack_root) as rack:
+        operations.power_on(rack.state, host, rack.now)
+        rack.render([host])
+    command = [
+        "nsenter", f"--net=/run/netns/{prefix}-{host}",
+        "unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--mount", "--uts", "--ipc",
+        "--mount-proc", *python_command("init", "--rack", str(rack_root), "--host", host),
+    ]  # fmt: skip
+    log = open(bookkeeping / "boot.log", "ab")
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             env=python_env())  # fmt: skip
+    stopping = False
+
+    def _power_off(_signum, _frame):
+        nonlocal stopping
+        stopping = True
+        child.kill()  # unshare dies, and --kill-child SIGKILLs the whole PID namespace
+
+    signal.signal(signal.SIGTERM, _power_off)
+    signal.signal(signal.SIGINT, _power_off)
+    _record_init_pid(bookkeeping, child.pid)
+    child.wait()
+    _kill_namespace(bookkeeping)
+    (bookkeeping / "init.pid").unlink(missing_ok=True)
+    with Rack.open(rack_root) as rack:
+        operations.power_off(rack.state, host)
+        rack.render([host])
+    return 0
+
+
+def _record_init_pid(bookkeeping: Path, unshare_pid: int) -> None:
+    """unshare forks PID 1 of the new namespace: its host-side pid is what nsenter enters."""
+    for _ in range(200):
+        try:
+            children = Path(f"/proc/{unshare_pid}/task/{unshare_pid}/children").read_text().split()
+        except OSError:
+            return
+        if children:
+            (bookkeeping / "init.pid").write_text(children[0])
+            return
+        time.sleep(0.05)
+
+
+def _kill_namespace(bookkeeping: Path) -> None:
+    try:
+        pid = int((bookkeeping / "init.pid").read_text())
+        os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
+# -- init: PID 1 of the server ---------------------------------------------------------------
+
+
+def _run(*args: str) -> None:
+    subprocess.run(args, check=True, capture_output=True, timeout=60)
+
+
+def _mount_views(rack_root: Path, host: str) -> None:
+    root = host_dir(rack_root, host)
+    _run("hostname", host)
+    # The rack's memory trees (/dev/shm/ostara-rack-<hash>, made by `serve`, maybe later) stay
+    # reachable under the server's private /dev/shm: the Lustre agent's mount must reach the
+    # trees the sensors read. The host's /dev/shm is kept under /run, and the rack's name there
+    # is a symlink to it.
+    _run("mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run")
+    host_shm = Path("/run/ostara/host-shm")
+    host_shm.mkdir(parents=True)
+    _run("mount", "--bind", "/dev/shm", str(host_shm))
+    _run("mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/dev/shm")
+    trees = f"ostara-rack-{hashlib.sha1(str(rack_root).encode()).hexdigest()[:12]}"
+    os.symlink(host_shm / trees, f"/dev/shm/{trees}")
+    # The real PDU agent's metadata, before the overlay puts the virtual agent in its place.
+    metadata = subprocess.run(["/usr/sbin/fence_apc_snmp", "-o", "metadata"], capture_output=True,
+                              timeout=60).stdout  # fmt: skip
+    Path("/run/ostara").mkdir(parents=True, exist_ok=True)
+    Path("/run/ostara/fence_apc_snmp.metadata").write_bytes(metadata)
+    for number, path in enumerate(OVERLAYS):
+        upper, work = (
+            Path(f"/run/ostara/overlay/{number}/u"),
+            Path(f"/run/ostara/overlay/{number}/w"),
+        )  # noqa: E501
+        upper.mkdir(parents=True)
+        work.mkdir(parents=True)
+        _run("mount", "-t", "overlay", "overlay", "-o",
+             f"lowerdir={path},upperdir={upper},workdir={work}", path)  # fmt: skip
+    for relative in BINDS:
+        source = root / relative
+        source.mkdir(parents=True, exist_ok=True)
+        inside = Path("/") / relative
+        inside.mkdir(parents=True, exist_ok=True)
+        _run("mount", "--bind", str(source), str(inside))
+    for path in ("/var/lib/pacemaker/cib", "/var/lib/pacemaker/pengine",
+                 "/var/lib/pacemaker/blackbox", "/var/lib/pacemaker/cores", "/var/log/pacemaker",
+                 "/var/log/cluster", "/run/crm"):  # fmt: skip
+        Path(path).mkdir(parents=True, exist_ok=True)
+    for path in ("/var/lib/pacemaker", "/var/log/pacemaker", "/run/crm"):
+        _run("chown", "-R", "hacluster:haclient", path)
+    agents.install(rack_root, host)
+
+
+def start_unit(unit: str) -> None:
+    """Start a service in this server's namespaces (called inside them); pacemaker.service
+    needs corosync.service first, as its unit says."""
+    if unit == "pacemaker.service":
+        start_unit("corosync.service")
+    if unit_active(unit):
+        return
+    command = UNITS[unit]
+    log = open(f"/var/log/cluster/{command[0]}.out", "ab")
+    subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                     start_new_session=True)  # fmt: skip
+    if unit == "corosync.service":
+        # pacemakerd gives up if Corosync does not answer yet.
+        for _ in range(100):
+            done = subprocess.run(["corosync-cfgtool", "-s"], capture_output=True, timeout=10)
+            if done.returncode == 0:
+                break
+            time.sleep(0.1)
+
+
+def stop_unit(unit: str) -> None:
+    if unit == "corosync.service":
+        stop_unit("pacemaker.service")  # corosync's unit is required by pacemaker's
+    name = UNITS[unit][0]
+    subprocess.run(["pkill", "-TERM", "-x", name], capture_output=True)
+    for _ in range(600):
+        if not unit_active(unit):
+            return
+        time.sleep(0.1)
+    subprocess.run(["pkill", "-KILL", "-x", name], capture_output=True)
+
+
+def unit_active(unit: str) -> bool:
+    name = UNITS[unit][0]
+    return subprocess.run(["pgrep", "-x", name], capture_output=True).returncode == 0
+
+
+def init(rack_root: Path, host: str) -> int:
+    rack_root = Path(rack_root).resolve()
+    _mount_views(rack_root, host)
+    for unit in enabled_units(host_dir(rack_root, host)):
+        start_unit(unit)
+
+    def _shutdown(_signum, _frame):
+        for unit in reversed(list(UNITS)):
+            stop_unit(unit)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, _shutdown)
+    while True:  # PID 1 reaps every orphan of the server
+        try:
+            os.wait()
+        except ChildProcessError:
+            time.sleep(1)
