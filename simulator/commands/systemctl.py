@@ -14,15 +14,22 @@ Only the units of the cluster stack exist (corosync.service, pacemaker.service; 
 requires corosync, so starting it starts corosync and stopping corosync stops it). The
 imitated Pacemaker tools (cibadmin, crm_mon, ...) answer whatever these say: the virtual rack's
 cluster runs from the start, so its hundreds of scenarios need no playbook run first.
+
+Starting pacemaker.service does what a real node's controller does when it joins: the node
+(its id from corosync.conf) enters the pair's CIB and comes online, and the first node up is
+the DC of a cluster with quorum (two_node), so `crm_mon` shows both nodes and a DC as on a real
+cluster before any resource is configured.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import xml.etree.ElementTree as ET
 
-from simulator import procfs
+from simulator import cluster, procfs
 from simulator.commands import Context
+from simulator.commands.corosync_cfgtool import written_links
 
 STATE_FILE = "var/lib/systemd/ostara-virtual-units.json"
 # Unit -> the units it requires (started with it; it stops when one of them stops).
@@ -123,4 +130,30 @@ def run(ctx: Context, argv: list[str]) -> int:
             for started in (unit, *dependents):
                 state.start(started)
     state.save()
+    if verb in ("start", "restart") and state.state["pacemaker.service"]["active"]:
+        join(ctx)
     return 0
+
+
+def join(ctx: Context) -> None:
+    """The server's node joins its pair's cluster, as the controller of a starting node does."""
+    written = written_links(ctx)
+    with ctx.rack() as rack:
+        pair = rack.state["servers"][ctx.host]["pair"]
+        servers = rack.state["pairs"][pair]["servers"]
+        names = written[0] if written and ctx.host in written[0] else servers
+        nodeid = names.index(ctx.host) + 1
+        path = cluster.ensure_cib(rack, pair)
+        root = ET.parse(path).getroot()
+        if root.find(f"./configuration/nodes/node[@uname='{ctx.host}']") is None:
+            node = f'<node id="{nodeid}" uname="{ctx.host}"/>'
+            cluster.run_tool("cibadmin", ["--create", "-o", "nodes", "--xml-text", node], path)
+        if ctx.host not in cluster.read_view(path).online:
+            cluster.run_tool(
+                "crm_simulate", ["-x", str(path), "-O", str(path), "-u", ctx.host], path
+            )
+        tree = ET.parse(path)
+        if not tree.getroot().get("dc-uuid"):
+            tree.getroot().set("dc-uuid", str(nodeid))
+            tree.getroot().set("have-quorum", "1")
+            tree.write(path, encoding="unicode")
