@@ -275,6 +275,14 @@ class _SpecReader:
         if interface is not None and (problem := names.interface_problem(interface)):
             self.error(_join(path, "lnet_interface"), problem)
         links = {key: self.link_address(entry, key, path) for key in LINK_FIELDS}
+        given = [key for key in LINK_FIELDS if key in entry]
+        if len(given) == 1:
+            (missing,) = set(LINK_FIELDS) - set(given)
+            self.error(
+                _join(path, missing),
+                f"is required with {given[0]}: Corosync runs both links on every node, or one "
+                "link on the host names when neither is given",
+            )
         if links["mgmt_address"] and links["mgmt_address"] == links["heartbeat_address"]:
             self.error(
                 _join(path, "heartbeat_address"),
@@ -360,6 +368,18 @@ class _SpecReader:
                     else:
                         seen_nids[address] = nid_path
             networks.append((path, server_networks))
+        linked = [
+            (_join("servers", index), any(key in entry for key in LINK_FIELDS))
+            for index, entry in enumerate(raw)
+            if isinstance(entry, dict)
+        ]
+        if len(linked) == 2 and linked[0][1] != linked[1][1]:
+            (with_path, _), (without_path, _) = sorted(linked, key=lambda item: not item[1])
+            self.error(
+                _join(without_path, "mgmt_address"),
+                f"is required: {with_path} has two Corosync links, and both servers of a pair "
+                "need the same links",
+            )
         if len(interfaces) == 2 and interfaces[0][1] != interfaces[1][1]:
             (first_path, first_interface), (second_path, _) = interfaces
             self.error(

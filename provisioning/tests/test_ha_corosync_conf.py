@@ -176,3 +176,22 @@ def test_ipv6_links_are_accepted_and_planned():
     plan = make_plan(spec)
     assert plan["servers"][0]["heartbeat_address"] == "fe80::2:1"
     assert "ring0_addr: fe80::2\n" in build_corosync_conf(plan)
+
+
+def test_a_server_gives_both_links_or_neither():
+    spec = mds_spec()
+    del spec["servers"][0]["heartbeat_address"]
+    errors = errors_of(spec)
+    assert list(errors) == ["servers[0].heartbeat_address"]
+    assert errors["servers[0].heartbeat_address"].startswith("is required with mgmt_address")
+
+
+def test_both_servers_of_a_pair_have_the_same_links():
+    spec = mds_spec()
+    for key in ("mgmt_address", "heartbeat_address"):
+        del spec["servers"][0][key]
+    errors = errors_of(spec)
+    assert errors == {
+        "servers[0].mgmt_address": "is required: servers[1] has two Corosync links, and both "
+        "servers of a pair need the same links"
+    }
