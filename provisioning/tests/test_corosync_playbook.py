@@ -122,6 +122,16 @@ def test_the_pair_gets_its_cluster_and_a_second_run_changes_nothing(rack, plan, 
     assert second.succeeded, second.summary()
     assert second.changed_total == 0, second.changed
 
+    # A new heartbeat address reaches the running cluster as pcs sends it: a reload.
+    plan["servers"][1]["heartbeat_address"] = "169.254.2.22"
+    output: list[str] = []
+    third = run(rack, plan, tmp_path, output)
+    assert third.succeeded, third.summary()
+    said = "\n".join(output)
+    reload = said[said.index("TASK [Reload a running cluster's changed") :]
+    assert reload.split("TASK [")[1].count("changed: [mds0") == 2, reload[:800]
+    assert "addr\t= 169.254.2.22" in on(rack, "mds02", "corosync-cfgtool", "-s").stdout
+
 
 def test_a_server_of_another_cluster_is_refused_and_its_partner_left_alone(rack, plan, tmp_path):
     other = rack / "hosts" / "mds02" / "etc" / "corosync"
