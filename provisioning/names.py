@@ -11,6 +11,7 @@ spec validator can collect every problem of a spec in one pass.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
 
@@ -88,6 +89,25 @@ def ipv4_problem(address: str) -> str | None:
 
 def is_ipv4_shaped(value: str) -> bool:
     return bool(re.fullmatch(r"[0-9.]+", value))
+
+
+def link_address_problem(address: str) -> str | None:
+    """An address of a Corosync link (knet): an IPv4 or IPv6 literal, nothing else.
+
+    A host name would make Corosync depend on name resolution to form the cluster, and
+    knet binds each link to the address given, so a name is refused here.
+    """
+    if is_ipv4_shaped(address):
+        return ipv4_problem(address)
+    if ":" in address:
+        try:
+            parsed = ipaddress.IPv6Address(address)
+        except ValueError:
+            return f"{address!r} is not an IPv6 address"
+        if parsed.is_multicast or parsed.is_unspecified:
+            return f"{address!r} cannot be a server's address (multicast or unspecified)"
+        return None
+    return f"{address!r} is not an IPv4 or IPv6 address"
 
 
 def nid_problem(nid: str) -> str | None:

@@ -76,12 +76,13 @@ def run_playbook(
     on_output: Callable[[str], None] = lambda line: None,
     timeout_seconds: int | None = None,
     cancel: Callable[[], bool] | None = None,
-    secrets: dict[str, str] | None = None,
+    secrets: dict[str, str | bytes] | None = None,
 ) -> PlaybookResult:
     """Run ``playbook`` (a file name in the project) against ``inventory`` (ansible's JSON form).
 
     Every string of ``inventory`` and ``extravars`` reaches the playbook as data, never as a
-    template. ``secrets`` maps a file name to its exact content; the playbook finds the files in
+    template. ``secrets`` maps a file name to its exact content (text, or bytes such as the
+    Corosync authkey); the playbook finds the files in
     the directory ``ostara_secret_dir`` for as long as it runs. ``on_output`` receives ansible's
     own output as it comes. ``cancel`` is polled by ansible-runner; returning True stops the run.
     """
@@ -198,7 +199,8 @@ def as_data_only(value: object) -> str:
     )
 
 
-def _write_private(path: Path, text: str) -> None:
+def _write_private(path: Path, content: str | bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)

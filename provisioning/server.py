@@ -20,6 +20,16 @@ class Server:
     # The interface carrying LNet, for the healthLNET check; None when the spec names none
     # (the HA builder then fills in its default for the LNet network type).
     lnet_interface: str | None = None
+    # The addresses of the two Corosync (knet) links: link 0 on the management network,
+    # link 1 on the private heartbeat network. None: Corosync uses the host name on one link.
+    mgmt_address: str | None = None
+    heartbeat_address: str | None = None
+
+    @property
+    def link_addresses(self) -> tuple[str, ...]:
+        """The server's Corosync link addresses, link 0 first; its host name when none given."""
+        given = tuple(a for a in (self.mgmt_address, self.heartbeat_address) if a)
+        return given or (self.hostname,)
 
     @property
     def pdu(self) -> str:
@@ -38,4 +48,7 @@ class Server:
         }
         if self.lnet_interface is not None:
             server["lnet_interface"] = self.lnet_interface
+        for key in ("mgmt_address", "heartbeat_address"):
+            if getattr(self, key) is not None:
+                server[key] = getattr(self, key)
         return server

@@ -23,4 +23,6 @@ MODULES = {
     "SMcli": "smcli",
     "multipath": "multipath",
     "corosync-cfgtool": "corosync_cfgtool",
+    # Only the cluster stack's units (corosync.yml enables and starts them).
+    "systemctl": "systemctl",
 }

@@ -5,7 +5,8 @@ The archive is a tar.gz of mode 0600 (it holds the key that decrypts the BMC pas
 
     manifest.json      versions, migration state, object counts, sha256 of every other member
     database.jsonl     every app's rows as ``dumpdata --natural-foreign --format jsonl`` writes them
-    secrets/<name>     secret_key, credentials.key, admin-password, .ssh/... of the run directory
+    secrets/<name>     secret_key, credentials.key, admin-password, .ssh/..., corosync/... of
+                       the run directory
     influxdb/<files>   ``influxd backup -portable`` of the metrics database
 
 The database is dumped as Django's JSON Lines (one row a line, read back as a stream) rather
@@ -70,8 +71,9 @@ METRICS = "influxdb"
 # Files of the run directory that only this appliance has; each is taken when it exists.
 SECRET_FILES = ("secret_key", "credentials.key", "admin-password", "demo-bmc-password")
 # Directories of the run directory whose files are all secret: the worker's SSH key (the run
-# directory is the services' home), which every Lustre server trusts.
-SECRET_DIRS = (".ssh",)
+# directory is the services' home), which every Lustre server trusts, and each pair's Corosync
+# authkey (portal.inventory.services.cluster_keys), which its cluster needs to stay one.
+SECRET_DIRS = (".ssh", "corosync")
 # The files above that a setting replaces when it is set: the archive cannot hold those keys.
 SECRET_SETTINGS = {"secret_key": "OSTARA_SECRET_KEY", "credentials.key": "OSTARA_CREDENTIALS_KEY"}
 # Made by `migrate` in every database; other rows name them by natural key.

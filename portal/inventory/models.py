@@ -45,6 +45,10 @@ def validate_interface(value: str) -> None:
     _check(names.interface_problem(value))
 
 
+def validate_link_address(value: str) -> None:
+    _check(names.link_address_problem(value))
+
+
 def validate_nid_list(value: list) -> None:
     if not isinstance(value, list) or not value:
         raise ValidationError("give at least one LNet NID")
@@ -109,6 +113,19 @@ class Server(models.Model):
         blank=True,
         validators=[validate_interface],
         help_text="the network interface carrying LNet, watched by the healthLNET check",
+    )
+    # Corosync's two knet links; blank: one link on the host name (the review warns).
+    mgmt_address = models.CharField(
+        max_length=45,
+        blank=True,
+        validators=[validate_link_address],
+        help_text="Corosync link 0: the server's address on the management network",
+    )
+    heartbeat_address = models.CharField(
+        max_length=45,
+        blank=True,
+        validators=[validate_link_address],
+        help_text="Corosync link 1: the server's address on the private heartbeat network",
     )
 
     class Meta:

@@ -21,6 +21,8 @@ from portal.inventory.models import ServerPair, Target
 from portal.inventory.services import (
     RowsDisagree,
     ansible_inventory,
+    authkey_name,
+    pair_authkey,
     pair_plan,
     record_observations,
     save_plans,
@@ -32,6 +34,7 @@ from portal.jobs.services import create_job, enqueue, marks_for
 from portal.jobs.worker import StepRun
 from provisioning.ha import HAConfigError, build_cib
 from provisioning.ha.cluster import pdu_status_commands
+from provisioning.ha.corosync import build_corosync_conf
 from provisioning.ha.plan import read_plan
 from provisioning.playbook_vars import (
     FENCE_SECRET_SCRIPT,
@@ -56,7 +59,7 @@ class ProvisioningContext:
     inventory: dict
     variables: dict
     # Secret file name -> content, handed to the runner as files, never as variables.
-    secrets: dict[str, str]
+    secrets: dict[str, str | bytes]
 
     @classmethod
     def for_job(cls, job: Job) -> ProvisioningContext:
@@ -73,7 +76,7 @@ class ProvisioningContext:
             pairs=pairs,
             inventory=ansible_inventory(pairs, settings.VIRTUAL_RACK),
             variables=variables,
-            secrets=fence_secrets(pairs),
+            secrets={**fence_secrets(pairs), **cluster_keys(pairs)},
         )
 
 
@@ -139,9 +142,12 @@ def fence_user(pair: ServerPair) -> dict | None:
 
 def playbook_variables(pairs: list[ServerPair]) -> dict:
     """What the playbooks need beyond the inventory: each pair's plan and cluster
-    configuration and the MGS NIDs. No secret: those are ``fence_secrets``."""
+    configuration and the MGS NIDs. No secret: those are ``fence_secrets`` and
+    ``cluster_keys``."""
     variables: dict = {
         "ostara_plans": {},
+        # Pair -> its corosync.conf, the cluster's name and its nodes (corosync.yml).
+        "ostara_corosync": {},
         "ostara_cibs": {},
         "ostara_layouts": {},
         "ostara_targets": {},
@@ -159,6 +165,12 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
     for pair in pairs:
         plan = pair_plan(pair)  # the rows as they are now, never the record alone
         variables["ostara_plans"][pair.name] = plan
+        pair_config = read_plan(plan)
+        variables["ostara_corosync"][pair.name] = {
+            "conf": build_corosync_conf(pair_config),
+            "cluster_name": pair_config.cluster_name,
+            "nodes": list(pair_config.hostnames),
+        }
         variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
         variables["ostara_pdu_status"].update(
             pdu_status_commands(read_plan(plan), fence_user(pair))
@@ -178,6 +190,12 @@ def fence_secrets(pairs: list[ServerPair]) -> dict[str, str]:
         for server in pair.servers.all()
         if server.bmc_password_encrypted
     }
+
+
+def cluster_keys(pairs: list[ServerPair]) -> dict[str, bytes]:
+    """The file corosync.yml copies to /etc/corosync/authkey on both servers of each pair:
+    ``corosync-authkey-<pair>``, made once per pair and kept on the appliance."""
+    return {authkey_name(pair.name): pair_authkey(pair.name) for pair in pairs}
 
 
 def start_provisioning(
@@ -222,6 +240,11 @@ STEPS: list[StepSpec] = [
         "format", "Format the targets (mkfs.lustre with both service nodes)", run_playbook_step
     ),
     StepSpec("mount", "Mount each target on its primary server", run_playbook_step),
+    StepSpec(
+        "corosync",
+        "Set up the Corosync cluster (two heartbeat links) and start Pacemaker",
+        run_playbook_step,
+    ),
     StepSpec(
         "ha",
         "Push the Pacemaker configuration with fencing and wait for the targets",

@@ -83,6 +83,19 @@ class ServerForm(forms.Form):
         help_text="kept encrypted; leave empty to keep the one entered before",
     )
     pdu_outlet = forms.CharField(label="PDU outlet", help_text="pdu-name:outlet, e.g. pdu1:3")
+    # Corosync's two knet links; left empty, Corosync runs one link on the host name.
+    mgmt_address = forms.CharField(
+        label="Management address",
+        required=False,
+        max_length=45,
+        help_text="Corosync link 0 (management network), an IP address",
+    )
+    heartbeat_address = forms.CharField(
+        label="Heartbeat address",
+        required=False,
+        max_length=45,
+        help_text="Corosync link 1 (private heartbeat network), an IP address",
+    )
 
     def __init__(self, *args, has_password: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -117,6 +130,31 @@ class ServerForm(forms.Form):
         outlet = self.cleaned_data["pdu_outlet"].strip()
         _problem(names.pdu_outlet_problem, outlet)
         return outlet
+
+    def clean_mgmt_address(self):
+        return self._link_address("mgmt_address")
+
+    def clean_heartbeat_address(self):
+        return self._link_address("heartbeat_address")
+
+    def _link_address(self, field: str) -> str:
+        address = self.cleaned_data[field].strip()
+        if address:
+            _problem(names.link_address_problem, address)
+        return address
+
+    def clean(self):
+        cleaned = super().clean()
+        mgmt, heartbeat = cleaned.get("mgmt_address"), cleaned.get("heartbeat_address")
+        if mgmt and mgmt == heartbeat:
+            self.add_error(
+                "heartbeat_address",
+                "is also the management address: the two links must be on different networks",
+            )
+        elif bool(mgmt) != bool(heartbeat):
+            missing = "heartbeat_address" if mgmt else "mgmt_address"
+            self.add_error(missing, "give both link addresses, or neither")
+        return cleaned
 
     def clean_bmc_password(self):
         password = self.cleaned_data["bmc_password"]

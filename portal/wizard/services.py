@@ -14,6 +14,7 @@ from portal.inventory.provisioning import start_provisioning as provision_specs
 from portal.jobs.models import Job
 from portal.wizard.choices import FilesystemMode, WizardStep
 from provisioning.ha import build_cib
+from provisioning.ha.corosync import ONE_LINK_WARNING, one_link_servers
 from provisioning.ha.describe import describe_cib
 from provisioning.planner import SpecError, make_plan
 
@@ -73,6 +74,7 @@ class Draft:
             entry = {
                 key: server[key] for key in ("hostname", "nids", "bmc", "pdu_outlet", "bmc_user")
             }
+            entry.update({key: server.get(key) or "" for key in LINK_KEYS})
             if server.get("bmc_password"):
                 entry["bmc_password"] = crypto.encrypt(server["bmc_password"])
             else:
@@ -164,7 +166,8 @@ class Draft:
 
 # What the wizard's steps can carry from a loaded spec, per role; the rest must be refused by
 # name (a field dropped silently would build something other than the spec says).
-_SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet"}
+LINK_KEYS = ("mgmt_address", "heartbeat_address")
+_SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet", *LINK_KEYS}
 _ARRAY_KEYS = {
     PairKind.MDS: {"name", "controller", "drive_tb"},
     PairKind.OSS: {"name", "controller", "expansions", "drive_tb", "global_spares"},
@@ -226,7 +229,10 @@ def spec_refusals(spec: dict) -> dict[str, str]:
 
 
 def _spec_server(server: dict) -> dict:
-    return {key: server[key] for key in ("hostname", "nids", "bmc", "pdu_outlet")}
+    spec = {key: server[key] for key in ("hostname", "nids", "bmc", "pdu_outlet")}
+    # Link addresses only when given: a spec without them is the one-link cluster.
+    spec.update({key: server[key] for key in LINK_KEYS if server.get(key)})
+    return spec
 
 
 def failover_map(plan: dict) -> list[dict]:
@@ -289,6 +295,12 @@ def pacemaker_summary(plan: dict) -> dict:
         "no_quorum_policy": dict(description.properties).get("no-quorum-policy"),
         "resource_defaults": dict(description.resource_defaults),
         "orders": sorted(description.orders),
+        # Corosync under it: each server's links, and the warning when there is only one.
+        "links": [
+            (server["hostname"], [server.get(k) or "" for k in LINK_KEYS])
+            for server in plan["servers"]
+        ],
+        "one_link": ONE_LINK_WARNING if one_link_servers(plan) else "",
     }
 
 

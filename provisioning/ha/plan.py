@@ -174,7 +174,21 @@ def _server(raw: Any, where: str) -> Server:
         bmc=bmc,
         pdu_outlet=_pdu_outlet(raw, where),
         lnet_interface=_lnet_interface(raw, nids, where),
+        mgmt_address=_link_address(raw, "mgmt_address", where),
+        heartbeat_address=_link_address(raw, "heartbeat_address", where),
     )
+
+
+def _link_address(server: Mapping[str, Any], key: str, where: str) -> str | None:
+    """A Corosync link address, when the plan gives one (it is optional)."""
+    value = server.get(key)
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise HAConfigError(f"{where}.{key}", f"{value!r} is not an IP address")
+    if problem := names.link_address_problem(value):
+        raise HAConfigError(f"{where}.{key}", problem)
+    return value
 
 
 def _target(raw: Any, where: str, filesystem: str, hostnames: tuple[str, str]) -> Target:

@@ -39,7 +39,10 @@ TOP_FIELDS = {
 }  # fmt: skip
 SERVER_FIELDS = {"hostname", "nids", "bmc", "pdu_outlet"}
 # Optional: the interface carrying LNet, for the HA builder's healthLNET check.
-SERVER_OPTIONAL_FIELDS = {"lnet_interface"}
+# The addresses of Corosync's two knet links (management network, private heartbeat network);
+# without them Corosync runs one link on the host name (the review warns).
+LINK_FIELDS = ("mgmt_address", "heartbeat_address")
+SERVER_OPTIONAL_FIELDS = {"lnet_interface", *LINK_FIELDS}
 ARRAY_FIELDS = {"name", "controller", "expansions", "drive_tb", "drives", "global_spares"}
 
 
@@ -271,10 +274,32 @@ class _SpecReader:
         interface = self.text(entry, "lnet_interface", path)
         if interface is not None and (problem := names.interface_problem(interface)):
             self.error(_join(path, "lnet_interface"), problem)
+        links = {key: self.link_address(entry, key, path) for key in LINK_FIELDS}
+        given = [key for key in LINK_FIELDS if key in entry]
+        if len(given) == 1:
+            (missing,) = set(LINK_FIELDS) - set(given)
+            self.error(
+                _join(path, missing),
+                f"is required with {given[0]}: Corosync runs both links on every node, or one "
+                "link on the host names when neither is given",
+            )
+        if links["mgmt_address"] and links["mgmt_address"] == links["heartbeat_address"]:
+            self.error(
+                _join(path, "heartbeat_address"),
+                f"{links['heartbeat_address']!r} is also the mgmt_address: the two Corosync links "
+                "must be on different networks, else one switch failure splits the pair",
+            )
         if len(self.errors) > errors_before:
             return None
         assert hostname and nids and bmc and outlet
-        return Server(hostname, nids, bmc, outlet, interface)
+        return Server(hostname, nids, bmc, outlet, interface, **links)
+
+    def link_address(self, entry: dict[str, object], key: str, path: str) -> str | None:
+        address = self.text(entry, key, path)
+        if address is not None and (problem := names.link_address_problem(address)):
+            self.error(_join(path, key), problem)
+            return None
+        return address
 
     def nids(self, raw: object, path: str) -> tuple[str, ...] | None:
         if not isinstance(raw, list) or not raw:
@@ -296,6 +321,7 @@ class _SpecReader:
         seen_nids: dict[str, str] = {}
         seen_bmcs: dict[str, str] = {}
         seen_outlets: dict[str, str] = {}
+        seen_links: dict[str, str] = {}
         networks: list[tuple[str, set[str]]] = []
         interfaces: list[tuple[str, object]] = []
         for index, entry in enumerate(raw):
@@ -317,6 +343,15 @@ class _SpecReader:
                 _join(path, "pdu_outlet"),
                 ": fencing one server would cut the power of both",
             )
+            for key in LINK_FIELDS:
+                if key == "heartbeat_address" and entry.get(key) == entry.get("mgmt_address"):
+                    continue  # the server's own check names it
+                self.clash(
+                    entry.get(key),
+                    seen_links,
+                    _join(path, key),
+                    ": each Corosync link address belongs to one server",
+                )
             nids = entry.get("nids")
             if not isinstance(nids, list):
                 continue
@@ -333,6 +368,18 @@ class _SpecReader:
                     else:
                         seen_nids[address] = nid_path
             networks.append((path, server_networks))
+        linked = [
+            (_join("servers", index), any(key in entry for key in LINK_FIELDS))
+            for index, entry in enumerate(raw)
+            if isinstance(entry, dict)
+        ]
+        if len(linked) == 2 and linked[0][1] != linked[1][1]:
+            (with_path, _), (without_path, _) = sorted(linked, key=lambda item: not item[1])
+            self.error(
+                _join(without_path, "mgmt_address"),
+                f"is required: {with_path} has two Corosync links, and both servers of a pair "
+                "need the same links",
+            )
         if len(interfaces) == 2 and interfaces[0][1] != interfaces[1][1]:
             (first_path, first_interface), (second_path, _) = interfaces
             self.error(

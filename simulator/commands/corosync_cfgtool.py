@@ -16,10 +16,18 @@ private switch works; otherwise `disconnected`. Node ids are the servers' places
 (1, 2); the link address is the heartbeat address, 10.30.0.<last byte of the public NID>.
 On a server whose cluster stack is stopped (fenced and not restarted) it fails as the real
 tool does when corosync is not running.
+
+Once corosync.yml has written the server's /etc/corosync/corosync.conf, the links and their
+addresses are the file's (ring0_addr: link 0 on the management network, ring1_addr: link 1 on
+the private heartbeat network), one `LINK ID` block each, as Corosync 3.1 prints them. Link 0
+is connected while both servers run the cluster stack; link 1 (the last link) follows the
+private switch and heartbeat ports as above. `corosync-cfgtool -R` (reload the file) answers
+as Corosync does.
 """
 
 from __future__ import annotations
 
+from simulator import procfs
 from simulator.commands import Context
 
 NOT_RUNNING = "Could not initialize corosync configuration API error 2"
@@ -41,9 +49,35 @@ def connected(state: dict, host: str, peer: str) -> bool:
     )
 
 
+def written_links(ctx: Context) -> tuple[list[str], dict[str, list[str]]] | None:
+    """The node names and each node's link addresses of the server's corosync.conf, if any."""
+    path = procfs.host_root(ctx.rack_root, ctx.host or "") / "etc/corosync/corosync.conf"
+    if not path.is_file():
+        return None
+    names: list[str] = []
+    links: dict[str, list[str]] = {}
+    for line in path.read_text().split("node {")[1:]:
+        options = dict(
+            (key.strip(), value.strip())
+            for key, _, value in (row.partition(":") for row in line.splitlines())
+            if value
+        )
+        name = options.get("name") or options.get("ring0_addr", "")
+        names.append(name)
+        links[name] = [options[f"ring{n}_addr"] for n in range(8) if f"ring{n}_addr" in options]
+    return names, links
+
+
 def run(ctx: Context, argv: list[str]) -> int:
+    if argv in (["-R"], ["--reload"]):
+        with ctx.rack(read_only=True) as rack:
+            if not rack.state["servers"][ctx.host]["pacemaker"]:
+                ctx.error(NOT_RUNNING)
+                return 1
+        ctx.print("Reloading corosync.conf...\nDone")
+        return 0
     if argv not in (["-s"], ["--status"]):
-        ctx.error("usage: corosync-cfgtool -s")
+        ctx.error("usage: corosync-cfgtool -s | -R")
         return 1
     with ctx.rack(read_only=True) as rack:
         state = rack.state
@@ -53,17 +87,32 @@ def run(ctx: Context, argv: list[str]) -> int:
             return 1
         nodes = state["pairs"][server["pair"]]["servers"]
         local = nodes.index(ctx.host) + 1
-        lines = [
-            f"Local node ID {local}, transport knet",
-            "LINK ID 0 udp",
-            f"\taddr\t= {heartbeat_address(server, local)}",
-            "\tstatus:",
-        ]
-        for node_id, name in enumerate(nodes, start=1):
-            if name == ctx.host:
-                word = "localhost"
-            else:
-                word = "connected" if connected(state, ctx.host, name) else "disconnected"
-            lines.append(f"\t\tnodeid: {node_id:>3}:\t{word}")
+        written = written_links(ctx)
+        if written and ctx.host in written[0]:
+            nodes = written[0]
+            local = nodes.index(ctx.host) + 1
+            addresses = written[1][ctx.host]
+        else:
+            addresses = [heartbeat_address(server, local)]
+        lines = [f"Local node ID {local}, transport knet"]
+        for link, address in enumerate(addresses):
+            lines += [f"LINK ID {link} udp", f"\taddr\t= {address}", "\tstatus:"]
+            # With two links, link 0 is the management network: up while both servers are.
+            private = link == len(addresses) - 1
+            for node_id, name in enumerate(nodes, start=1):
+                if name == ctx.host:
+                    word = "localhost"
+                elif private:
+                    word = "connected" if connected(state, ctx.host, name) else "disconnected"
+                else:
+                    word = "connected" if running(state, ctx.host, name) else "disconnected"
+                lines.append(f"\t\tnodeid: {node_id:>3}:\t{word}")
         ctx.print("\n".join(lines))
     return 0
+
+
+def running(state: dict, host: str, peer: str) -> bool:
+    return all(
+        state["servers"][name]["state"] == "up" and state["servers"][name]["pacemaker"]
+        for name in (host, peer)
+    )

@@ -41,10 +41,27 @@ def run(ctx: Context, argv: list[str]) -> int:
             ctx.err.write(result.stderr)
             returncode = result.returncode
         if path.read_bytes() != before:
+            keep_dc(before, path)
             rack.state["pairs"][pair]["cib"] = True
             cluster.reconcile(rack, pair)
             rack.render(rack.state["pairs"][pair]["servers"])
         return returncode
+
+
+def keep_dc(before: bytes, path) -> None:
+    """A cluster keeps its DC when its configuration is replaced (`cibadmin --replace` of a
+    file without the DC's attributes): carry them over, as the DC writes them again."""
+    try:
+        old = ET.fromstring(before)
+        tree = ET.parse(path)
+    except ET.ParseError:
+        return
+    root = tree.getroot()
+    kept = {key: old.get(key) for key in ("dc-uuid", "have-quorum") if old.get(key)}
+    if kept and not all(root.get(key) for key in kept):
+        for key, value in kept.items():
+            root.set(key, value)
+        tree.write(path, encoding="unicode")
 
 
 def _option(args: list[str], short: str, long: str) -> str | None:

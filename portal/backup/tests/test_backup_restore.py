@@ -27,6 +27,7 @@ from deploy.tests.conftest import running_postgresql
 from portal import influxdb as influx
 from portal.accounts import crypto
 from portal.conftest import REPO, run_services_script
+from portal.inventory.services import pair_authkey
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]
 
@@ -92,6 +93,8 @@ def appliance(world, run_dir, tmp_path):
     (run_dir / ".ssh").mkdir(mode=0o700)
     (run_dir / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n...\n")
     (run_dir / ".ssh" / "known_hosts").write_text("oss01 ssh-ed25519 AAAA...\n")
+    # The pair's Corosync authkey: a new one would keep its servers out of their cluster.
+    pair_authkey("ssu01")
     return {"job": job, "admin": admin}
 
 
@@ -170,8 +173,8 @@ def test_a_restore_into_a_fresh_run_directory_gives_back_the_same_appliance(
     said = progress.getvalue()
     assert f"metrics: snapshot of InfluxDB database '{metrics}'" in said
     assert (
-        "secrets: secret_key, credentials.key, admin-password, .ssh/id_ed25519, .ssh/known_hosts"
-        in said
+        "secrets: secret_key, credentials.key, admin-password, .ssh/id_ed25519, .ssh/known_hosts, "
+        "corosync/corosync-authkey-ssu01" in said
     )
     # Its size as every size the portal writes: binary units by their names ("wrote … (1.2 MiB)").
     assert re.search(rf"wrote {re.escape(str(archive))} \([\d,.]+ (KiB|MiB|GiB)\)", said), said
@@ -220,6 +223,7 @@ def test_a_restore_into_a_fresh_run_directory_gives_back_the_same_appliance(
             "admin-password",
             ".ssh/id_ed25519",
             ".ssh/known_hosts",
+            "corosync/corosync-authkey-ssu01",
         ):
             assert (fresh / name).read_bytes() == (run_dir / name).read_bytes()
             assert stat.S_IMODE((fresh / name).stat().st_mode) == 0o600

@@ -3,6 +3,7 @@ rows hold (``derived``), the ansible inventory of pairs (``ansible``) and what t
 (``observations``). Callers import them from here."""
 
 from portal.inventory.services.ansible import ansible_inventory
+from portal.inventory.services.cluster_keys import authkey_name, pair_authkey
 from portal.inventory.services.derived import RowsDisagree, pair_plan, pair_spec
 from portal.inventory.services.observations import (
     DriveMap,
@@ -25,10 +26,12 @@ __all__ = [
     "DriveMap",
     "RowsDisagree",
     "ansible_inventory",
+    "authkey_name",
     "drive_location",
     "drive_state",
     "group_state",
     "inventory_conflicts",
+    "pair_authkey",
     "pair_plan",
     "pair_spec",
     "plan_for_inventory",

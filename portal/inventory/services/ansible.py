@@ -38,6 +38,10 @@ def ansible_inventory(pairs: list[ServerPair], virtual_rack: Path | None = None)
                 "ostara_partner_nids": partner_server.lnet_nids,
                 "ostara_partner_bmc": partner_server.bmc_address,
                 "ostara_partner_bmc_user": partner_server.bmc_username,
+                # Corosync's links (corosync.yml writes them into corosync.conf); "" when
+                # the server has none and Corosync runs one link on its host name.
+                "ostara_mgmt_address": server.mgmt_address,
+                "ostara_heartbeat_address": server.heartbeat_address,
             }
             if virtual_rack is not None:
                 root = virtual_rack / "hosts" / server.hostname

@@ -100,6 +100,11 @@ def pair_spec(pair: ServerPair) -> dict:
                 "bmc": server.bmc_address,
                 "pdu_outlet": server.pdu_outlet,
                 **({"lnet_interface": server.lnet_interface} if server.lnet_interface else {}),
+                **{
+                    key: getattr(server, key)
+                    for key in ("mgmt_address", "heartbeat_address")
+                    if getattr(server, key)
+                },
             }
             for server in servers
         ],

@@ -212,6 +212,8 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
             bmc_username=user,
             pdu_outlet=entry["pdu_outlet"],
             lnet_interface=entry.get("lnet_interface", ""),
+            mgmt_address=entry.get("mgmt_address", ""),
+            heartbeat_address=entry.get("heartbeat_address", ""),
         )
         server.set_bmc_password(password)
         # Everything ``Server.clean`` checks was checked above, once: each value's shape by the

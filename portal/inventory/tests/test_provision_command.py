@@ -38,9 +38,11 @@ def test_the_demo_specs_are_saved_and_one_job_builds_both_pairs(
     assert len(callbacks) == 1  # queued for a worker, as the wizard's confirm does
     assert job.kind == KIND
     assert [p.name for p in job.pairs.order_by("kind", "name")] == ["mds01", "ssu01"]
-    assert job.steps.count() == 9  # the playbooks, then the acceptance survey
+    assert job.steps.count() == 10  # the playbooks, then the acceptance survey
     oss02 = Server.objects.get(hostname="oss02")
     assert (oss02.bmc_username, oss02.bmc_password) == ("root", "virtual")
+    # The demo's servers have both Corosync links, on link-local addresses.
+    assert (oss02.mgmt_address, oss02.heartbeat_address) == ("169.254.1.12", "169.254.2.12")
 
 
 def test_a_refused_spec_saves_nothing_and_names_the_field(tmp_path):

@@ -10,6 +10,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
+from django.conf import settings
 
 from portal.inventory.choices import TargetState
 from portal.inventory.models import Server, ServerPair, Target
@@ -76,6 +77,14 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     }
     dl = on_host(virtual_rack, "oss02", "lctl", "dl").stdout
     assert "obdfilter scratch-OST0001" in dl
+    # Corosync under the cluster: the file pcs would write and one authkey for the pair, the
+    # appliance's own, on both servers.
+    key = settings.RUN_DIR / "corosync" / "corosync-authkey-ssu01"
+    for host in ("oss01", "oss02"):
+        etc = virtual_rack / "hosts" / host / "etc" / "corosync"
+        assert "cluster_name: scratch-ssu01-oss\n" in (etc / "corosync.conf").read_text()
+        assert (etc / "authkey").read_bytes() == key.read_bytes()
+        assert on_host(virtual_rack, host, "systemctl", "is-active", "pacemaker").returncode == 0
     # The fence secrets are on the servers, readable by root only, and not in the CIB.
     # The SSU's password is a template: it arrives byte for byte (and a newline), unrendered.
     secret = virtual_rack / "hosts" / "oss01" / "etc" / "ostara" / "fence" / "bmc-oss02"

@@ -117,6 +117,7 @@ def test_confirm_saves_both_pairs_and_starts_the_job(operator, django_capture_on
         "lnet",
         "format",
         "mount",
+        "corosync",
         "ha",
         "sensor",
         "verify",
