@@ -110,7 +110,7 @@ def test_the_pair_gets_its_cluster_and_a_second_run_changes_nothing(rack, plan, 
     links = on(rack, "mds02", "corosync-cfgtool", "-s").stdout
     assert "Local node ID 2, transport knet\nLINK ID 0 udp\n\taddr\t= 169.254.1.2\n" in links
     assert "LINK ID 1 udp\n\taddr\t= 169.254.2.2\n" in links
-    assert links.count("nodeid:   1:\tconnected") == 2
+    assert links.count("nodeid:          1:\tconnected") == 2
 
     # Both nodes online under a DC, as on a real cluster before any resource exists.
     status = on(rack, "mds01", "crm_mon", "-1", "--output-as=xml").stdout

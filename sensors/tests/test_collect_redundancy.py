@@ -19,13 +19,13 @@ KNET = """Local node ID 1, transport knet
 LINK ID 0 udp
 \taddr\t= 10.30.0.11
 \tstatus:
-\t\tnodeid:   1:\tlocalhost
-\t\tnodeid:   2:\tdisconnected
+\t\tnodeid:          1:\tlocalhost
+\t\tnodeid:          2:\tdisconnected
 LINK ID 1 udp
 \taddr\t= 10.31.0.11
 \tstatus:
-\t\tnodeid:   1:\tlocalhost
-\t\tnodeid:   2:\tconnected
+\t\tnodeid:          1:\tlocalhost
+\t\tnodeid:          2:\tconnected
 """
 TOTEM = """Printing ring status.
 Local node ID 303938909

@@ -7,8 +7,8 @@ and, for each link, its address and every node's state as seen from here (tab-in
     LINK ID 0 udp
         addr    = 10.30.0.11
         status:
-                nodeid:   1:    localhost
-                nodeid:   2:    connected
+                nodeid:          1:    localhost
+                nodeid:          2:    connected
 
 The pair's heartbeat runs on its private network (one link, id 0). The partner is
 `connected` while both servers run the cluster stack, both heartbeat ports are up and the
@@ -106,7 +106,8 @@ def run(ctx: Context, argv: list[str]) -> int:
                     word = "connected" if connected(state, ctx.host, name) else "disconnected"
                 else:
                     word = "connected" if running(state, ctx.host, name) else "disconnected"
-                lines.append(f"\t\tnodeid: {node_id:>3}:\t{word}")
+                # CS_PRI_NODE_ID_PADDED: "%10" PRIu32 (corosync 3.1 tools/corosync-cfgtool.c)
+                lines.append(f"\t\tnodeid: {node_id:>10}:\t{word}")
         ctx.print("\n".join(lines))
     return 0
 

@@ -1,17 +1,17 @@
 """A virtual MDS pair whose cluster is real: Corosync with two knet links, Pacemaker, ipmi_sim
 BMCs and fence_ipmilan, in namespaces this test creates (link-local addresses only).
 
-Proves what the imitation only claims: the pair forms a cluster from nothing, Pacemaker starts
-the targets through the Lustre agent (mounted in the rack, as the sensors see them), and a
-server that crashes (its BMC powers it off) is fenced by its partner through fence_ipmilan and
-its targets run on the partner.
+Proves what the imitation only claims: the playbooks (corosync.yml, then ha.yml, as the
+provisioning job runs them) build the cluster from nothing, Pacemaker starts the targets
+through the Lustre agent (mounted in the rack, as the sensors see them), a second run changes
+nothing, and a server that crashes (its BMC powers it off) is fenced by its partner through
+fence_ipmilan and its targets run on the partner.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -20,7 +20,11 @@ from pathlib import Path
 import pytest
 
 from provisioning.ha import build_cib
+from provisioning.ha.corosync import build_corosync_conf
+from provisioning.ha.plan import read_plan
 from provisioning.planner import make_plan
+from provisioning.runner import run_playbook
+from provisioning.tests.test_corosync_playbook import AUTHKEY, inventory
 from simulator import provision, realcluster
 from simulator.rack import Rack
 
@@ -46,39 +50,8 @@ SPEC = {
     ],
     "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
 }  # fmt: skip
-COROSYNC_CONF = """totem {
-    version: 2
-    cluster_name: mds01
-    transport: knet
-    crypto_cipher: aes256
-    crypto_hash: sha256
-}
-nodelist {
-    node {
-        ring0_addr: 169.254.1.1
-        ring1_addr: 169.254.2.1
-        name: mds01
-        nodeid: 1
-    }
-    node {
-        ring0_addr: 169.254.1.2
-        ring1_addr: 169.254.2.2
-        name: mds02
-        nodeid: 2
-    }
-}
-quorum {
-    provider: corosync_votequorum
-    two_node: 1
-}
-logging {
-    to_logfile: yes
-    logfile: /var/log/cluster/corosync.log
-    to_syslog: no
-    timestamp: on
-}
-"""
 REPO = Path(__file__).resolve().parents[2]
+PLAYBOOKS = ("corosync.yml", "ha.yml")
 
 
 def _on(rack_root: Path, host: str, *argv: str, check: bool = True) -> str:
@@ -114,9 +87,37 @@ def _placements(rack_root: Path, host: str) -> dict[str, str | None]:
     return found
 
 
+def _provision(rack_root: Path, plan: dict, work: Path, playbook: str):
+    """One playbook on the pair, with what the provisioning job gives it."""
+    pair = read_plan(plan)
+    variables = {
+        "ostara_corosync": {
+            plan["ssu"]: {
+                "conf": build_corosync_conf(plan),
+                "cluster_name": pair.cluster_name,
+                "nodes": list(pair.hostnames),
+            }
+        },
+        "ostara_cibs": {plan["ssu"]: build_cib(plan, {"ipmi_username": realcluster.bmc.USER})},
+        "ostara_targets": {plan["ssu"]: [{"label": t["label"]} for t in plan["targets"]]},
+        "ostara_fence_secret_script": str(REPO / "provisioning/ha/fence-secret"),
+    }
+    secrets: dict[str, str | bytes] = {f"corosync-authkey-{plan['ssu']}": AUTHKEY}
+    for host in ADDRESSES:
+        secrets[f"bmc-{host}"] = realcluster.bmc.password(rack_root, host) + "\n"
+    return run_playbook(
+        playbook,
+        inventory(rack_root, plan),
+        variables,
+        work_dir=work,
+        secrets=secrets,
+    )
+
+
 @pytest.fixture(scope="module")
 def real_pair(tmp_path_factory):
     rack_root = tmp_path_factory.mktemp("real-rack") / "rack"
+    work = tmp_path_factory.mktemp("real-rack-ansible")
     plan = make_plan(SPEC)
     for server in plan["servers"]:
         server.update(ADDRESSES[server["hostname"]])
@@ -125,24 +126,8 @@ def real_pair(tmp_path_factory):
         realcluster.mark_real(rack.state, "mds01")
         rack.install_commands()
         provision.build(rack, plan, mount=False)
-    key = os.urandom(256)
-    for host in ADDRESSES:
-        root = rack_root / "hosts" / host
-        (root / "etc/corosync").mkdir(parents=True, exist_ok=True)
-        (root / "etc/corosync/corosync.conf").write_text(COROSYNC_CONF)
-        (root / "etc/corosync/authkey").write_bytes(key)
-        os.chmod(root / "etc/corosync/authkey", 0o400)
-        (root / "usr/libexec/ostara").mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "provisioning/ha/fence-secret", root / "usr/libexec/ostara/fence-secret")
-        (root / "etc/ostara/fence").mkdir(parents=True, exist_ok=True)
-        os.chmod(root / "etc/ostara/fence", 0o700)
-    for host in ADDRESSES:
-        for secret_host in ADDRESSES:
-            path = rack_root / "hosts" / host / "etc/ostara/fence" / f"bmc-{secret_host}"
-            path.write_text(realcluster.bmc.password(rack_root, secret_host) + "\n")
-            os.chmod(path, 0o600)
-    started = time.monotonic()
     try:
+        powered = time.monotonic()
         with Rack.open(rack_root) as rack:
             realcluster.start(rack.root, rack.state)
         for host in ADDRESSES:  # LNet up, as lnet.yml leaves it: healthLNET pings the NIDs
@@ -150,41 +135,47 @@ def real_pair(tmp_path_factory):
             _on(rack_root, host, "lnetctl", "lnet", "configure")
             _on(rack_root, host, "lnetctl", "net", "add", "--net", "o2ib", "--if", "ib0",
                 check=False)  # fmt: skip
-        yield {"root": rack_root, "plan": plan, "started": started}
+        started = time.monotonic()
+        runs = {name: _provision(rack_root, plan, work, name) for name in PLAYBOOKS}
+        timings = {"power_on_s": round(started - powered, 1),
+                   "provision_s": round(time.monotonic() - started, 1)}  # fmt: skip
+        yield {"root": rack_root, "plan": plan, "runs": runs, "work": work, "timings": timings}
     finally:
         with Rack.open(rack_root) as rack:
             realcluster.stop(rack.root, rack.state)
 
 
-def test_a_pair_forms_a_real_cluster_and_fences_a_crashed_server(real_pair):
-    root, plan = real_pair["root"], real_pair["plan"]
+def test_the_playbooks_build_the_cluster_from_nothing(real_pair):
+    root, plan, runs = real_pair["root"], real_pair["plan"], real_pair["runs"]
+    for name, result in runs.items():
+        assert result.succeeded, f"{name}: {result.summary()}"
     for host in ADDRESSES:
-        assert _on(root, host, "systemctl", "is-enabled", "pacemaker", check=False) == "disabled\n"
-        _on(root, host, "systemctl", "enable", "--now", "corosync", "pacemaker")
-        assert _on(root, host, "systemctl", "is-active", "pacemaker") == "active\n"
-    links = _wait(
-        "both knet links connected",
-        lambda: (
-            (out := _on(root, "mds01", "corosync-cfgtool", "-s", check=False)).count("connected")
-            >= 2
-            and out
-        ),
-    )
-    assert "LINK ID 0" in links and "LINK ID 1" in links
-    _wait("both nodes online", lambda: "Online: [ mds01 mds02 ]" in _on(
-        root, "mds01", "crm_mon", "-1", check=False))  # fmt: skip
-    cib = root / "mds01.cib.xml"
-    cib.write_text(build_cib(plan).replace('epoch="1"', 'epoch="100"', 1))
-    _on(root, "mds01", "cibadmin", "--replace", "--xml-file", str(cib))
-    placements = _wait(
-        "the targets started on their primary",
-        lambda: (p := _placements(root, "mds01")) and all(p.values()) and p,
-        timeout=180,
-    )
-    assert placements == {"MGS": "mds01", "scratch-MDT0000": "mds01"}
+        etc = root / "hosts" / host / "etc" / "corosync"
+        assert (etc / "corosync.conf").read_text() == build_corosync_conf(plan)
+        assert (etc / "authkey").read_bytes() == AUTHKEY
+        enabled = _on(root, host, "systemctl", "is-enabled", "corosync", "pacemaker")
+        assert enabled.split() == ["enabled", "enabled"]
+    # The real Corosync: both knet links up, the partner connected on each.
+    links = _on(root, "mds01", "corosync-cfgtool", "-s")
+    assert "LINK ID 0" in links and "addr\t= 169.254.1.1" in links
+    assert "LINK ID 1" in links and "addr\t= 169.254.2.1" in links
+    assert links.count("nodeid:          2:\tconnected") == 2, links
+    quorum = _on(root, "mds01", "corosync-quorumtool", "-s", check=False)
+    assert "2Node" in quorum and "WaitForAll" in quorum, quorum
+    assert _placements(root, "mds01") == {"MGS": "mds01", "scratch-MDT0000": "mds01"}
     with Rack.open(root, read_only=True) as rack:  # the agent mounted them in the rack
         assert rack.state["targets"]["MGS"]["mounted_on"] == "mds01"
+        assert rack.state["targets"]["scratch-MDT0000"]["mounted_on"] == "mds01"
+    # Idempotent on the real stack too.
+    for name in PLAYBOOKS:
+        again = _provision(root, plan, real_pair["work"], name)
+        assert again.succeeded and again.changed_total == 0, (name, again.changed)
+    print(json.dumps(real_pair["timings"]))
 
+
+def test_a_crashed_server_is_fenced_by_its_partner_who_runs_its_targets(real_pair):
+    root = real_pair["root"]
+    assert _placements(root, "mds01") == {"MGS": "mds01", "scratch-MDT0000": "mds01"}
     # The crash: mds01's BMC powers it off. mds02 fences it (fence_ipmilan) and runs its targets.
     crashed = time.monotonic()
     done = realcluster.bmc.ipmitool(root, "mds01", "169.254.1.101", "chassis", "power", "off")
