@@ -155,6 +155,12 @@ _PDU = """#!/bin/sh
 # run the appliance's Python: the real agent's metadata, kept at boot, is read here.
 case " $* " in *" metadata "*|*"=metadata "*) exec cat {metadata} ;; esac
 export PYTHONPATH={pythonpath}
+if [ $# -eq 0 ]; then
+    options=$(cat)
+    case "$options" in *action=metadata*|*option=metadata*) exec cat {metadata} ;; esac
+    printf '%s\n' "$options" | {python} -m simulator.realcluster pdu --rack {rack} --from-host {host}
+    exit $?
+fi
 exec {python} -m simulator.realcluster pdu --rack {rack} --from-host {host} "$@"
 """
 

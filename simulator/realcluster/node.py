@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -87,6 +88,10 @@ def boot(rack_root: Path, host: str) -> int:
     bookkeeping = root / CLUSTER_DIR
     bookkeeping.mkdir(parents=True, exist_ok=True)
     prefix = network.prefix_for(rack_root)
+    # A reboot (a fence's off then on) may start this boot before the last one has finished
+    # powering off: wait for it, so that its "off" never lands after this "on".
+    _wait_for_previous_boot(bookkeeping)
+    (bookkeeping / "boot.pid").write_text(str(os.getpid()))
     with Rack.open(rack_root) as rack:
         operations.power_on(rack.state, host, rack.now)
         rack.render([host])
@@ -110,11 +115,35 @@ def boot(rack_root: Path, host: str) -> int:
     _record_init_pid(bookkeeping, child.pid)
     child.wait()
     _kill_namespace(bookkeeping)
+    if _owner(bookkeeping) != os.getpid():
+        return 0  # a newer boot owns the server now
     (bookkeeping / "init.pid").unlink(missing_ok=True)
     with Rack.open(rack_root) as rack:
         operations.power_off(rack.state, host)
         rack.render([host])
+    (bookkeeping / "boot.pid").unlink(missing_ok=True)
     return 0
+
+
+def _owner(bookkeeping: Path) -> int | None:
+    try:
+        return int((bookkeeping / "boot.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _wait_for_previous_boot(bookkeeping: Path) -> None:
+    pid = _owner(bookkeeping)
+    for _ in range(200):
+        try:
+            if (
+                pid is None
+                or b"simulator.realcluster" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+            ):
+                return
+        except OSError:
+            return
+        time.sleep(0.05)
 
 
 def _record_init_pid(bookkeeping: Path, unshare_pid: int) -> None:
@@ -152,7 +181,13 @@ def _mount_views(rack_root: Path, host: str) -> None:
     # reachable under the server's private /dev/shm: the Lustre agent's mount must reach the
     # trees the sensors read. The host's /dev/shm is kept under /run, and the rack's name there
     # is a symlink to it.
+    # The named network namespaces (/run/netns) stay too: the PDU agent reaches the BMCs'.
+    keep_netns = Path(tempfile.mkdtemp(prefix="ostara-netns-"))
+    _run("mount", "--rbind", "/run/netns", str(keep_netns))
     _run("mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run")
+    Path("/run/netns").mkdir()
+    _run("mount", "--move", str(keep_netns), "/run/netns")
+    keep_netns.rmdir()
     host_shm = Path("/run/ostara/host-shm")
     host_shm.mkdir(parents=True)
     _run("mount", "--bind", "/dev/shm", str(host_shm))

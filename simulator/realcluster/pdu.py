@@ -54,6 +54,11 @@ def run(rack_root: Path, from_host: str, argv: list[str]) -> int:
         sys.stdout.write(METADATA.read_text() if METADATA.exists() else "")
         return 0
     outlet = f"{options.get('ip', '')}:{options.get('plug', options.get('port', ''))}"
+    # What the PDU was asked, for whoever reads why a fence failed (the server's own log).
+    with open(node.host_dir(rack_root, from_host) / "var/log/cluster/pdu.log", "a") as log:
+        log.write(
+            f"{time.strftime('%Y-%m-%d %H:%M:%S')} {action} outlet {outlet} {sorted(options)}\n"
+        )
     with Rack.open(rack_root, read_only=True) as rack:
         state = rack.state
         partner_pair = state["servers"][from_host]["pair"]

@@ -191,3 +191,88 @@ def test_a_crashed_server_is_fenced_by_its_partner_who_runs_its_targets(real_pai
     with Rack.open(root, read_only=True) as rack:
         assert rack.state["targets"]["MGS"]["mounted_on"] == "mds02"
     print(json.dumps({"failover_seconds": round(time.monotonic() - crashed, 1)}))
+
+
+def _online(rack_root: Path, host: str) -> set[str]:
+    status = _on(rack_root, host, "crm_mon", "-1", "--output-as=xml", check=False)
+    if not status.strip():
+        return set()
+    nodes = ET.fromstring(status).iter("node")
+    return {n.get("name") for n in nodes if n.get("online") == "true" and n.get("name")}
+
+
+def _fenced(rack_root: Path, by: str, node: str) -> int:
+    history = _on(rack_root, by, "stonith_admin", "--history", node, check=False)
+    return sum(1 for line in history.splitlines() if "successful" in line)
+
+
+def test_the_heartbeat_link_down_leaves_one_cluster_on_the_second_link(real_pair):
+    root = real_pair["root"]
+    prefix = realcluster.network.prefix_for(root)
+    fenced_before = _fenced(root, "mds02", "mds01") + _fenced(root, "mds01", "mds02")
+    realcluster.network.set_link(prefix, "mds02", "hb", up=False)
+    try:
+        links = _wait(
+            "link 1 seen down",
+            lambda: "disconnected" in (out := _on(root, "mds01", "corosync-cfgtool", "-s")) and out,
+        )
+        assert links.split("LINK ID 1")[1].count("disconnected") == 1, links
+        assert links.split("LINK ID 1")[0].count("nodeid:          2:\tconnected") == 1, links
+        time.sleep(10)  # longer than the token timeout (3 s): a split would show by now
+        assert _online(root, "mds01") == {"mds01", "mds02"}
+        assert _fenced(root, "mds02", "mds01") + _fenced(root, "mds01", "mds02") == fenced_before
+    finally:
+        realcluster.network.set_link(prefix, "mds02", "hb", up=True)
+
+
+def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
+    root = real_pair["root"]
+    prefix = realcluster.network.prefix_for(root)
+    holder = next(iter(set(_placements(root, "mds01").values())))
+    other = "mds01" if holder == "mds02" else "mds02"
+    fenced_before = _fenced(root, other, holder)
+    for link in ("mgmt", "hb"):
+        realcluster.network.set_link(prefix, holder, link, up=False)
+    try:
+        _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
+              timeout=180)  # fmt: skip
+        moved = _wait(
+            f"the targets on {other}",
+            lambda: (p := _placements(root, other)) and set(p.values()) == {other} and p,
+            timeout=180,
+        )
+        assert set(moved.values()) == {other}
+        # The isolated server was powered off and on again; cut off, it may not run anything.
+        with Rack.open(root, read_only=True) as rack:
+            mounted = {t["label"]: t["mounted_on"] for t in rack.state["targets"].values()}
+        assert set(mounted.values()) == {other}
+    finally:
+        for link in ("mgmt", "hb"):
+            realcluster.network.set_link(prefix, holder, link, up=True)
+    _wait("both servers back in one cluster", lambda: _online(root, other) == set(ADDRESSES),
+          timeout=180)  # fmt: skip
+
+
+def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pair):
+    root = real_pair["root"]
+    prefix = realcluster.network.prefix_for(root)
+    holder = next(iter(set(_placements(root, "mds01").values())))
+    other = "mds01" if holder == "mds02" else "mds02"
+    fenced_before = _fenced(root, other, holder)
+    realcluster.network.set_link(prefix, holder, "bmc", up=False)
+    try:
+        # A kernel panic: every process of the server dies; its BMC is out of reach.
+        os.kill(realcluster.node.init_pid(root, holder), 9)
+        _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
+              timeout=300)  # fmt: skip
+        moved = _wait(
+            f"the targets on {other}",
+            lambda: (p := _placements(root, other)) and set(p.values()) == {other} and p,
+            timeout=180,
+        )
+        assert set(moved.values()) == {other}
+        # The first level (IPMI) could not reach the BMC; the second (the PDU) fenced it.
+        log = (root / "hosts" / other / "var/log/pacemaker/pacemaker.log").read_text()
+        assert f"targeting {holder} using fence-{holder}-pdu returned 0" in log
+    finally:
+        realcluster.network.set_link(prefix, holder, "bmc", up=True)
