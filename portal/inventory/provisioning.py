@@ -34,7 +34,7 @@ from portal.jobs.services import create_job, enqueue, marks_for
 from portal.jobs.worker import StepRun
 from provisioning.ha import HAConfigError, build_cib
 from provisioning.ha.cluster import pdu_status_commands
-from provisioning.ha.corosync import build_corosync_conf
+from provisioning.ha.corosync import playbook_cluster
 from provisioning.ha.plan import read_plan
 from provisioning.playbook_vars import (
     FENCE_SECRET_SCRIPT,
@@ -165,12 +165,7 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
     for pair in pairs:
         plan = pair_plan(pair)  # the rows as they are now, never the record alone
         variables["ostara_plans"][pair.name] = plan
-        pair_config = read_plan(plan)
-        variables["ostara_corosync"][pair.name] = {
-            "conf": build_corosync_conf(pair_config),
-            "cluster_name": pair_config.cluster_name,
-            "nodes": list(pair_config.hostnames),
-        }
+        variables["ostara_corosync"][pair.name] = playbook_cluster(plan)
         variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
         variables["ostara_pdu_status"].update(
             pdu_status_commands(read_plan(plan), fence_user(pair))

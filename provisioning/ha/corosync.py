@@ -79,6 +79,17 @@ def build_corosync_conf(plan: Mapping[str, Any] | PairPlan) -> str:
     return "\n".join(sections)
 
 
+def playbook_cluster(plan: Mapping[str, Any] | PairPlan) -> dict:
+    """What corosync.yml gets for one pair (`ostara_corosync[pair]`): the file, the cluster's
+    name and its nodes (for the refusal of a server of another cluster)."""
+    pair = plan if isinstance(plan, PairPlan) else read_plan(plan)
+    return {
+        "conf": build_corosync_conf(pair),
+        "cluster_name": pair.cluster_name,
+        "nodes": list(pair.hostnames),
+    }
+
+
 def cluster_name(plan: Mapping[str, Any] | PairPlan) -> str:
     return (plan if isinstance(plan, PairPlan) else read_plan(plan)).cluster_name
 

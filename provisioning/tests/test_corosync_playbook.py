@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.specs import mds_spec
-from provisioning.ha.corosync import build_corosync_conf
-from provisioning.ha.plan import read_plan
+from provisioning.ha.corosync import build_corosync_conf, playbook_cluster
 from provisioning.planner import make_plan
 from provisioning.runner import run_playbook
 from simulator import provision
@@ -66,16 +65,7 @@ def inventory(rack: Path, plan: dict) -> dict:
 
 
 def run(rack: Path, plan: dict, tmp_path: Path, output: list[str] | None = None):
-    pair = read_plan(plan)
-    variables = {
-        "ostara_corosync": {
-            plan["ssu"]: {
-                "conf": build_corosync_conf(plan),
-                "cluster_name": pair.cluster_name,
-                "nodes": list(pair.hostnames),
-            }
-        }
-    }
+    variables = {"ostara_corosync": {plan["ssu"]: playbook_cluster(plan)}}
     lines = output if output is not None else []
     return run_playbook(
         "corosync.yml",

@@ -90,27 +90,31 @@ def _port(host: str, nic: str) -> str:
     return f"{nic[:1]}{hashlib.sha1(host.encode()).hexdigest()[:8]}{nic[-1:]}"
 
 
+def _new_namespace(prefix: str, namespace: str) -> bool:
+    """Create the namespace (loopback up) on the rack's switch; False if it was there."""
+    ensure_switch(prefix)
+    if namespace in namespaces():
+        return False
+    _ip("netns", "add", namespace)
+    _ip("-n", namespace, "link", "set", "lo", "up")
+    return True
+
+
 def ensure_server(prefix: str, host: str, mgmt: str, heartbeat: str) -> str:
     """The server's namespace with its two NICs (created once; kept while it is powered off,
     as a server's NICs are)."""
-    ensure_switch(prefix)
     namespace = f"{prefix}-{host}"
-    if namespace in namespaces():
+    if not _new_namespace(prefix, namespace):
         return namespace
-    _ip("netns", "add", namespace)
-    _ip("-n", namespace, "link", "set", "lo", "up")
     _cable(prefix, namespace, "mgmt0", "mgmt", _port(host, "m0"), mgmt)
     _cable(prefix, namespace, "hb0", "hb", _port(host, "h0"), heartbeat)
     return namespace
 
 
 def ensure_bmc(prefix: str, host: str, address: str) -> str:
-    ensure_switch(prefix)
     namespace = f"{prefix}-{host}-bmc"
-    if namespace in namespaces():
+    if not _new_namespace(prefix, namespace):
         return namespace
-    _ip("netns", "add", namespace)
-    _ip("-n", namespace, "link", "set", "lo", "up")
     _cable(prefix, namespace, "lan0", "mgmt", _port(host, "b0"), address)
     return namespace
 

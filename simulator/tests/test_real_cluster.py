@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 from provisioning.ha import build_cib
-from provisioning.ha.corosync import build_corosync_conf
-from provisioning.ha.plan import read_plan
+from provisioning.ha.corosync import build_corosync_conf, playbook_cluster
 from provisioning.planner import make_plan
 from provisioning.runner import run_playbook
 from provisioning.tests.test_corosync_playbook import AUTHKEY, inventory
@@ -89,15 +88,8 @@ def _placements(rack_root: Path, host: str) -> dict[str, str | None]:
 
 def _provision(rack_root: Path, plan: dict, work: Path, playbook: str):
     """One playbook on the pair, with what the provisioning job gives it."""
-    pair = read_plan(plan)
     variables = {
-        "ostara_corosync": {
-            plan["ssu"]: {
-                "conf": build_corosync_conf(plan),
-                "cluster_name": pair.cluster_name,
-                "nodes": list(pair.hostnames),
-            }
-        },
+        "ostara_corosync": {plan["ssu"]: playbook_cluster(plan)},
         "ostara_cibs": {plan["ssu"]: build_cib(plan, {"ipmi_username": realcluster.bmc.USER})},
         "ostara_targets": {plan["ssu"]: [{"label": t["label"]} for t in plan["targets"]]},
         "ostara_fence_secret_script": str(REPO / "provisioning/ha/fence-secret"),
@@ -180,17 +172,21 @@ def test_a_crashed_server_is_fenced_by_its_partner_who_runs_its_targets(real_pai
     crashed = time.monotonic()
     done = realcluster.bmc.ipmitool(root, "mds01", "169.254.1.101", "chassis", "power", "off")
     assert "Down/Off" in done.stdout, done.stderr
-    moved = _wait(
-        "the targets on mds02",
-        lambda: (p := _placements(root, "mds02")) and set(p.values()) == {"mds02"} and p,
-        timeout=240,
-    )
-    assert moved == {"MGS": "mds02", "scratch-MDT0000": "mds02"}
+    assert _targets_run_on(root, "mds02") == {"MGS": "mds02", "scratch-MDT0000": "mds02"}
     history = _on(root, "mds02", "stonith_admin", "--history", "mds01")
     assert "reboot" in history or "off" in history, history
     with Rack.open(root, read_only=True) as rack:
         assert rack.state["targets"]["MGS"]["mounted_on"] == "mds02"
     print(json.dumps({"failover_seconds": round(time.monotonic() - crashed, 1)}))
+
+
+def _targets_run_on(rack_root: Path, host: str) -> dict[str, str | None]:
+    """Wait until crm_mon (asked on `host`) shows every target started there."""
+    return _wait(
+        f"the targets on {host}",
+        lambda: (p := _placements(rack_root, host)) and set(p.values()) == {host} and p,
+        timeout=240,
+    )
 
 
 def _online(rack_root: Path, host: str) -> set[str]:
@@ -236,12 +232,7 @@ def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
     try:
         _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
               timeout=180)  # fmt: skip
-        moved = _wait(
-            f"the targets on {other}",
-            lambda: (p := _placements(root, other)) and set(p.values()) == {other} and p,
-            timeout=180,
-        )
-        assert set(moved.values()) == {other}
+        _targets_run_on(root, other)
         # The isolated server was powered off and on again; cut off, it may not run anything.
         with Rack.open(root, read_only=True) as rack:
             mounted = {t["label"]: t["mounted_on"] for t in rack.state["targets"].values()}
@@ -265,12 +256,7 @@ def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pai
         os.kill(realcluster.node.init_pid(root, holder), 9)
         _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
               timeout=300)  # fmt: skip
-        moved = _wait(
-            f"the targets on {other}",
-            lambda: (p := _placements(root, other)) and set(p.values()) == {other} and p,
-            timeout=180,
-        )
-        assert set(moved.values()) == {other}
+        _targets_run_on(root, other)
         # The first level (IPMI) could not reach the BMC; the second (the PDU) fenced it.
         log = (root / "hosts" / other / "var/log/pacemaker/pacemaker.log").read_text()
         assert f"targeting {holder} using fence-{holder}-pdu returned 0" in log
