@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -20,13 +21,23 @@ class CredentialError(RuntimeError):
     """A stored credential cannot be decrypted with the configured key."""
 
 
-@lru_cache(maxsize=1)
 def _fernet() -> Fernet:
-    key = env_str("OSTARA_CREDENTIALS_KEY", "")
+    # Cached by where the key comes from: a changed run directory (a restore, a test's own)
+    # never goes on using the key of the last one.
+    return _fernet_for(env_str("OSTARA_CREDENTIALS_KEY", ""), str(settings.RUN_DIR))
+
+
+def forget_key() -> None:
+    """Read the key again at its next use (a restore has just replaced credentials.key)."""
+    _fernet_for.cache_clear()
+
+
+@lru_cache(maxsize=4)
+def _fernet_for(key: str, run_dir: str) -> Fernet:
     if not key:
-        key_file = settings.RUN_DIR / "credentials.key"
+        key_file = Path(run_dir) / "credentials.key"
         if not key_file.exists():
-            settings.RUN_DIR.mkdir(parents=True, exist_ok=True)
+            key_file.parent.mkdir(parents=True, exist_ok=True)
             try:
                 fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:

@@ -461,7 +461,7 @@ def restore(archive: Path, *, force: bool, metrics: bool, say: Say) -> dict:
                 (settings.RUN_DIR / name).parent.mkdir(mode=0o700, exist_ok=True)
             os.chmod(staging / SECRETS / name, 0o600)
             os.replace(staging / SECRETS / name, settings.RUN_DIR / name)
-        crypto._fernet.cache_clear()
+        crypto.forget_key()
         say(f"secrets: {', '.join(manifest['secrets']) or 'none'} into {settings.RUN_DIR}")
         if manifest["secrets_kept_elsewhere"]:
             say(f"secrets: set {', '.join(manifest['secrets_kept_elsewhere'])} as before")

@@ -48,9 +48,9 @@ def run_dir(tmp_path, settings):
     settings.RUN_DIR = tmp_path / "run"
     settings.RUN_DIR.mkdir()
     (settings.RUN_DIR / "secret_key").write_text("k" * 50)
-    crypto._fernet.cache_clear()
+    crypto.forget_key()
     yield settings.RUN_DIR
-    crypto._fernet.cache_clear()
+    crypto.forget_key()
 
 
 @pytest.fixture
