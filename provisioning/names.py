@@ -104,6 +104,9 @@ def link_address_problem(address: str) -> str | None:
             parsed = ipaddress.IPv6Address(address)
         except ValueError:
             return f"{address!r} is not an IPv6 address"
+        if parsed.scope_id is not None:
+            # A zone ("%eth0") is free text that would land in corosync.conf as it is.
+            return f"{address!r}: give the address without a zone (%...)"
         if parsed.is_multicast or parsed.is_unspecified:
             return f"{address!r} cannot be a server's address (multicast or unspecified)"
         return None

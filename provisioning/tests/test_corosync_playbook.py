@@ -143,3 +143,39 @@ def test_a_server_of_another_cluster_is_refused_and_its_partner_left_alone(rack,
     assert "cluster_name: other" in (other / "corosync.conf").read_text()
     assert not (other / "authkey").exists()
     assert on(rack, "mds01", "systemctl", "is-active", "pacemaker.service").returncode == 3
+
+
+# Debian 12's corosync package installs this file (tabs and all) and starts the cluster.
+DEBIAN_PACKAGE_CONF = """totem {
+\tversion: 2
+\tcluster_name: debian
+\tcrypto_cipher: none
+\tcrypto_hash: none
+}
+quorum {
+\tprovider: corosync_votequorum
+}
+nodelist {
+\tnode {
+\t\tname: node1
+\t\tnodeid: 1
+\t\tring0_addr: 127.0.0.1
+\t}
+}
+"""
+
+
+def test_the_corosync_packages_example_cluster_is_replaced_not_refused(rack, plan, tmp_path):
+    for host in ("mds01", "mds02"):
+        etc = rack / "hosts" / host / "etc" / "corosync"
+        etc.mkdir(parents=True)
+        (etc / "corosync.conf").write_text(DEBIAN_PACKAGE_CONF)
+
+    result = run(rack, plan, tmp_path)
+
+    assert result.succeeded, result.summary()
+    for host in ("mds01", "mds02"):
+        conf = (rack / "hosts" / host / "etc" / "corosync" / "corosync.conf").read_text()
+        assert conf == build_corosync_conf(plan)
+    status = on(rack, "mds01", "crm_mon", "-1", "--output-as=xml").stdout
+    assert '<node name="mds02" id="2" online="true"' in status

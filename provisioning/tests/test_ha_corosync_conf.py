@@ -142,6 +142,7 @@ nodelist {
         (1, "heartbeat_address", "hb-mds02", "is not an IPv4 or IPv6 address"),
         (0, "mgmt_address", "169.254.1.300", "octet 300 is above 255"),
         (1, "mgmt_address", "fe80::zz", "is not an IPv6 address"),
+        (1, "mgmt_address", "fe80::1%x\n}\ntotem {", "without a zone"),
         (0, "heartbeat_address", 7, "must be a string"),
     ],
 )
