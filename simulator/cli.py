@@ -143,6 +143,9 @@ def cmd_serve(args) -> int:
         rack.state["clock"] = max(rack.state["clock"], time.time())
         rack.render()
         store = rack.store
+        if realcluster.real_hosts(rack.state):
+            # BMCs and cables do not survive a reboot of the machine: put them back.
+            realcluster.start(rack.root, rack.state)
     print(
         f"serving virtual rack {Path(args.rack).resolve()} every {args.interval:g} s "
         f"(speed x{args.speed:g})",

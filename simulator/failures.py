@@ -66,6 +66,11 @@ KINDS = {
 HEAT = {"hot-cpu": ("cpu", 90.0), "hot-inlet": ("inlet", 43.0)}
 
 
+# Failures the rack only writes down: on a real-cluster pair its own Corosync and Pacemaker
+# would never hear of them (simulator/realcluster).
+NOT_ON_REAL_CLUSTERS = {"server-crash", "heartbeat-down", "bmc-down", "pdu-down"}
+
+
 def _server(rack, name: str | None) -> dict:
     if not name:
         raise RackError("this failure needs --server")
@@ -126,6 +131,12 @@ def inject(
         "sas-link-down",
     ):
         host = _server(rack, server)
+        if kind in NOT_ON_REAL_CLUSTERS and state["pairs"][host["pair"]].get("real_cluster"):
+            # Changing rack.json would tell a story the real cluster does not live.
+            raise RackError(
+                f"{kind} is not simulated on {host['hostname']}: its pair's cluster is real "
+                "(power it off with its BMC, or pull a cable: simulator/realcluster)"
+            )
         failure.update(server=host["hostname"], where=host["hostname"])
         affected_pairs.add(host["pair"])
         if kind == "server-crash":
@@ -161,6 +172,11 @@ def inject(
         name = pair or (rack.server(server)["pair"] if server else None)
         if not name or name not in state["pairs"]:
             raise RackError("private-switch-down needs --pair (or --server)")
+        if state["pairs"][name].get("real_cluster"):
+            raise RackError(
+                f"private-switch-down is not simulated on {name}: its cluster is real "
+                "(pull its heartbeat cables: simulator/realcluster)"
+            )
         state["pairs"][name]["private_switch_up"] = False
         failure.update(pair=name, where=name)
         affected_pairs.add(name)

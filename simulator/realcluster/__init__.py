@@ -23,6 +23,10 @@ from . import bmc, network, node, shims
 NEEDED = ("corosync", "pacemakerd", "fence_ipmilan", "ipmi_sim", "ipmitool", "nsenter", "unshare")
 
 
+# The rack's two networks: the management one (servers and BMCs) and the heartbeat one.
+FIELDS = {"mgmt_address": "169.254.1.", "bmc": "169.254.1.", "heartbeat_address": "169.254.2."}
+
+
 def missing_tools() -> list[str]:
     return [t for t in NEEDED if shutil.which(t) is None and not Path(f"/usr/sbin/{t}").exists()]
 
@@ -40,16 +44,22 @@ def mark_real(state: dict, pair: str) -> None:
     entry = state["pairs"][pair]
     for index, host in enumerate(entry["servers"]):
         server = state["servers"][host]
-        for field in ("mgmt_address", "heartbeat_address", "bmc"):
+        for field, subnet in FIELDS.items():
             if not server.get(field):
                 raise RackError(f"servers[{index}].{field}: a real-cluster pair needs it ({host})")
-            network.link_local(server[field], f"servers[{index}].{field}")
+            address = network.link_local(server[field], f"servers[{index}].{field}")
+            if not address.startswith(subnet) or address == network.SWITCH_ADDRESS:
+                raise RackError(
+                    f"servers[{index}].{field}: {address} is not on the rack's {subnet}0/24 "
+                    f"network (or is the switch's own {network.SWITCH_ADDRESS})"
+                )
     entry["real_cluster"] = True
 
 
 def start(rack_root: Path, state: dict) -> None:
     """Cable every real-cluster server and start its BMC (which powers it on). Idempotent:
-    `serve` calls it too, so a rack outlives a reboot of the machine."""
+    `serve` calls it too, so a rack outlives a reboot of the machine. `stop` is for the tests'
+    teardown; a demo rack's processes end with the machine (or `ip netns del` and `kill`)."""
     if missing := missing_tools():
         raise RackError(f"a real cluster needs {', '.join(missing)} (make install)")
     prefix = network.prefix_for(rack_root)

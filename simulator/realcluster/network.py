@@ -20,14 +20,16 @@ import ipaddress
 import subprocess
 from pathlib import Path
 
+from simulator.state import RackError
+
 LINK_LOCAL = ipaddress.ip_network("169.254.0.0/16")
 NETWORKS = ("mgmt", "hb")
 # The switch's address on the management network: what the management server's tools use.
 SWITCH_ADDRESS = "169.254.1.254"
 
 
-class NetworkError(RuntimeError):
-    pass
+class NetworkError(RackError):
+    """A wire that cannot be made, or an address a real-cluster pair cannot use."""
 
 
 def prefix_for(rack_root: Path) -> str:

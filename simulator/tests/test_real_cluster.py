@@ -5,7 +5,11 @@ Proves what the imitation only claims: the playbooks (corosync.yml, then ha.yml,
 provisioning job runs them) build the cluster from nothing, Pacemaker starts the targets
 through the Lustre agent (mounted in the rack, as the sensors see them), a second run changes
 nothing, and a server that crashes (its BMC powers it off) is fenced by its partner through
-fence_ipmilan and its targets run on the partner.
+fence_ipmilan and its targets run on the partner; the heartbeat link down leaves one cluster;
+both links down, fencing decides; the BMC out of reach, the PDU fences.
+
+The scenarios share one pair (a pair costs about 50 s to build) and run in order: each starts
+from where the last left the targets, as an operator's afternoon would.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from provisioning.ha.corosync import build_corosync_conf, playbook_cluster
 from provisioning.planner import make_plan
 from provisioning.runner import run_playbook
 from provisioning.tests.test_corosync_playbook import AUTHKEY, inventory
-from simulator import provision, realcluster
+from simulator import failures, provision, realcluster
 from simulator.rack import Rack
+from simulator.state import RackError
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(realcluster.missing_tools()),
@@ -262,3 +267,23 @@ def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pai
         assert f"targeting {holder} using fence-{holder}-pdu returned 0" in log
     finally:
         realcluster.network.set_link(prefix, holder, "bmc", up=True)
+
+
+def test_a_real_pair_refuses_failures_only_the_rack_would_know_of(tmp_path):
+    plan = make_plan(SPEC)
+    for server in plan["servers"]:
+        server.update(ADDRESSES[server["hostname"]])
+    plan["servers"][1]["heartbeat_address"] = "10.31.0.2"
+    with Rack.open(tmp_path / "rack", create=True) as rack:
+        rack.add(plan)
+        with pytest.raises(
+            RackError, match=r"servers\[1\]\.heartbeat_address: 10\.31\.0\.2 is not"
+        ):
+            realcluster.mark_real(rack.state, "mds01")
+        rack.state["servers"]["mds02"]["heartbeat_address"] = "169.254.2.2"
+        realcluster.mark_real(rack.state, "mds01")
+        with pytest.raises(RackError, match="its pair's cluster is real"):
+            failures.inject(rack, "server-crash", server="mds01")
+        with pytest.raises(RackError, match="its cluster is real"):
+            failures.inject(rack, "private-switch-down", pair="mds01")
+        assert rack.state["servers"]["mds01"]["state"] == "up"
