@@ -84,14 +84,7 @@ mc_enable 0x20
 
 
 def pid_of(rack_root: Path, host: str) -> int | None:
-    path = node.host_dir(rack_root, host) / node.CLUSTER_DIR / "bmc.pid"
-    try:
-        pid = int(path.read_text())
-        if b"ipmi_sim" in Path(f"/proc/{pid}/cmdline").read_bytes():
-            return pid
-    except (OSError, ValueError):
-        pass
-    return None
+    return node.live_pid(node.host_dir(rack_root, host) / node.CLUSTER_DIR / "bmc.pid", b"ipmi_sim")
 
 
 def start(rack_root: Path, host: str, address: str) -> None:

@@ -127,12 +127,6 @@ def set_link(prefix: str, host: str, which: str, up: bool) -> None:
     _ip("-n", f"{prefix}-sw", "link", "set", _port(host, nic), "up" if up else "down")
 
 
-def link_is_up(prefix: str, host: str, which: str) -> bool:
-    nic = {"mgmt": "m0", "hb": "h0", "bmc": "b0"}[which]
-    done = _ip("-n", f"{prefix}-sw", "-o", "link", "show", _port(host, nic), check=False)
-    return "state UP" in done.stdout or ",UP" in done.stdout.split(">")[0]
-
-
 def remove(prefix: str) -> None:
     """Every namespace of the rack (the veths go with them)."""
     for namespace in sorted(namespaces()):

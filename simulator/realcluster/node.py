@@ -52,16 +52,21 @@ def host_dir(rack_root: Path, host: str) -> Path:
     return procfs.host_root(Path(rack_root), host)
 
 
-def init_pid(rack_root: Path, host: str) -> int | None:
-    """The host-side pid of the server's PID 1, if it is powered on."""
-    path = host_dir(rack_root, host) / CLUSTER_DIR / "init.pid"
+def live_pid(path: Path, marker: bytes) -> int | None:
+    """The pid a file names, if that process still runs and its command line has `marker`
+    (a stale file may name someone else's process now)."""
     try:
         pid = int(path.read_text())
-        if b"simulator.realcluster" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        if marker in Path(f"/proc/{pid}/cmdline").read_bytes():
             return pid
     except (OSError, ValueError):
         pass
     return None
+
+
+def init_pid(rack_root: Path, host: str) -> int | None:
+    """The host-side pid of the server's PID 1, if it is powered on."""
+    return live_pid(host_dir(rack_root, host) / CLUSTER_DIR / "init.pid", b"simulator.realcluster")
 
 
 def enabled_units(root: Path) -> list[str]:

@@ -194,6 +194,12 @@ def _targets_run_on(rack_root: Path, host: str) -> dict[str, str | None]:
     )
 
 
+def _holder_and_partner(rack_root: Path) -> tuple[str, str]:
+    """The server running the targets now (the scenarios leave them on one), and the other."""
+    holder = next(iter(set(_placements(rack_root, "mds01").values())))
+    return holder, ("mds01" if holder == "mds02" else "mds02")
+
+
 def _online(rack_root: Path, host: str) -> set[str]:
     status = _on(rack_root, host, "crm_mon", "-1", "--output-as=xml", check=False)
     if not status.strip():
@@ -229,8 +235,7 @@ def test_the_heartbeat_link_down_leaves_one_cluster_on_the_second_link(real_pair
 def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
-    holder = next(iter(set(_placements(root, "mds01").values())))
-    other = "mds01" if holder == "mds02" else "mds02"
+    holder, other = _holder_and_partner(root)
     fenced_before = _fenced(root, other, holder)
     for link in ("mgmt", "hb"):
         realcluster.network.set_link(prefix, holder, link, up=False)
@@ -252,8 +257,7 @@ def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
 def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
-    holder = next(iter(set(_placements(root, "mds01").values())))
-    other = "mds01" if holder == "mds02" else "mds02"
+    holder, other = _holder_and_partner(root)
     fenced_before = _fenced(root, other, holder)
     realcluster.network.set_link(prefix, holder, "bmc", up=False)
     try:
