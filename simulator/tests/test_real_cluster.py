@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioning.ha import build_cib
+from provisioning.ha import build_cib, first_push
 from provisioning.ha.corosync import build_corosync_conf, playbook_cluster
 from provisioning.planner import make_plan
 from provisioning.runner import run_playbook
@@ -93,9 +93,11 @@ def _placements(rack_root: Path, host: str) -> dict[str, str | None]:
 
 def _provision(rack_root: Path, plan: dict, work: Path, playbook: str):
     """One playbook on the pair, with what the provisioning job gives it."""
+    cib = build_cib(plan, {"ipmi_username": realcluster.bmc.USER})
     variables = {
         "ostara_corosync": {plan["ssu"]: playbook_cluster(plan)},
-        "ostara_cibs": {plan["ssu"]: build_cib(plan, {"ipmi_username": realcluster.bmc.USER})},
+        "ostara_cibs": {plan["ssu"]: cib},
+        "ostara_first_cibs": {plan["ssu"]: first_push(cib)},
         "ostara_targets": {plan["ssu"]: [{"label": t["label"]} for t in plan["targets"]]},
         "ostara_fence_secret_script": str(REPO / "provisioning/ha/fence-secret"),
     }
