@@ -53,13 +53,26 @@ def _plan(spec_path: Path) -> dict:
         raise RackError(f"invalid spec {spec_path}: {problem}") from None
 
 
+def _read_secret(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError as problem:
+        raise RackError(f"--bmc-password-file: cannot read {path}: {problem.strerror}") from None
+
+
 def cmd_add(args) -> int:
+    if args.bmc_password_file and not args.real_cluster:
+        raise RackError("--bmc-password-file: only a real cluster's BMCs check a password")
     plan = _plan(args.spec)
     with Rack.open(args.rack, create=True) as rack:
         added = rack.add(plan)
         if args.real_cluster:
             realcluster.mark_real(rack.state, plan["ssu"])
             rack.install_commands()
+            if args.bmc_password_file:
+                secret = _read_secret(args.bmc_password_file)
+                for host in rack.state["pairs"][plan["ssu"]]["servers"]:
+                    realcluster.bmc.set_password(rack.root, host, secret)
         if args.build:
             provision.build(rack, plan)
         if args.real_cluster:
@@ -381,6 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the pair's cluster is real: Corosync, Pacemaker and ipmi_sim BMCs in namespaces "
         "(needs root and the servers' mgmt_address, heartbeat_address and bmc, link-local)",
+    )
+    add.add_argument(
+        "--bmc-password-file",
+        type=Path,
+        metavar="FILE",
+        help="with --real-cluster: the password of the pair's BMCs (default: one generated "
+        "per server, in hosts/<host>/cluster/bmc-password)",
     )
     add.set_defaults(func=cmd_add)
 

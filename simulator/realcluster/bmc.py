@@ -12,6 +12,7 @@ ipmi_sim does not answer the cipher-suite probe ipmitool makes without one.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -33,6 +34,25 @@ def password(rack_root: Path, host: str) -> str:
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(8))  # IPMI 1.5 passwords: at most 16 characters
     return path.read_text().strip()
+
+
+# What ipmi_sim's lan.conf can hold and IPMI 2.0 takes: at most 20 characters, no quote.
+PASSWORD = re.compile(r"[A-Za-z0-9._+=/@%^-]{1,20}")
+
+
+def set_password(rack_root: Path, host: str, text: str) -> None:
+    """The password the BMC's administrator chose (the demo gives the wizard the same one);
+    kept where `password()` reads it, mode 0600. The BMC takes it when it next starts."""
+    if not PASSWORD.fullmatch(text):
+        raise RackError(
+            "--bmc-password-file: a BMC password is 1 to 20 letters, digits or ._+=/@%^- "
+            "(IPMI 2.0; ipmi_sim's configuration has no quoting)"
+        )
+    path = node.host_dir(rack_root, host) / node.CLUSTER_DIR / "bmc-password"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def _quoted(text: str) -> str:
