@@ -365,6 +365,10 @@ def _inject_epilog() -> str:
         "example: python -m simulator inject drive-failed --array ssu01-a "
         "--volume-group ssu01-a-vg00",
         "clear with: python -m simulator clear --all   (or the id it printed)",
+        "",
+        "on a real-cluster pair (add --real-cluster) server-crash, heartbeat-down, bmc-down,",
+        "pdu-down and private-switch-down are done for real (a panic, pulled cables, a silent",
+        "PDU) and its own Corosync and Pacemaker decide what follows (simulator/README.md)",
     ]
     return "\n".join(lines)
 
