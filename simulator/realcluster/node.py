@@ -270,10 +270,14 @@ FAILED = (
 )
 
 
-def start_unit(unit: str, answer_seconds: float = 10.0) -> bool:
+# How long a start waits for Corosync to answer before it fails (systemd's job would).
+ANSWER_SECONDS = 10.0
+
+
+def start_unit(unit: str) -> bool:
     """Start a service in this server's namespaces (called inside them), what it requires
     first; False (as systemd's failed job) when corosync does not answer in time."""
-    if unit in REQUIRES and not start_unit(REQUIRES[unit], answer_seconds):
+    if unit in REQUIRES and not start_unit(REQUIRES[unit]):
         return False
     if unit_active(unit):
         return True
@@ -283,7 +287,7 @@ def start_unit(unit: str, answer_seconds: float = 10.0) -> bool:
                      start_new_session=True)  # fmt: skip
     if unit == "corosync.service":
         # pacemakerd gives up if Corosync does not answer yet; so does systemd's start job.
-        deadline = time.monotonic() + answer_seconds
+        deadline = time.monotonic() + ANSWER_SECONDS
         while True:
             done = subprocess.run(["corosync-cfgtool", "-s"], capture_output=True, timeout=10)
             if done.returncode == 0:

@@ -148,3 +148,29 @@ def test_a_pdu_reboot_fails_when_the_power_does_not_come_back(wired, capsys, mon
         operations.power_off(rack.state, "mds01")
     assert pdu.run(wired, "mds02", ["--action=reboot", "--ip=pdu1", "--plug=1"]) == 1
     assert "Failed: the server's power did not come back" in capsys.readouterr().err
+
+
+@needs_root
+def test_starting_a_corosync_that_never_answers_fails_as_systemd_does(tmp_path):
+    """`systemctl start corosync` inside a server (the shim's `unit start`), with a corosync
+    that runs but never answers, in throwaway PID, mount and network namespaces."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "corosync").write_text("#!/bin/sh\nexec sleep 60\n")
+    (fake / "corosync-cfgtool").write_text("#!/bin/sh\nexit 1\n")  # no answer
+    for tool in fake.iterdir():
+        tool.chmod(0o755)
+    logs = tmp_path / "log"
+    logs.mkdir()
+    code = (
+        "from simulator.realcluster import node, shims; node.ANSWER_SECONDS = 1.0; "
+        "raise SystemExit(shims.unit('start', ['corosync.service']))"
+    )
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "--net", "sh", "-c",
+         f"mount --bind {logs} /var/log/cluster && exec {sys.executable} -c \"{code}\""],
+        capture_output=True, text=True, timeout=60, cwd=REPO_ROOT,
+        env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "PYTHONPATH": str(REPO_ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Job for corosync.service failed" in done.stderr
