@@ -317,6 +317,30 @@ def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pai
           timeout=180)  # fmt: skip
 
 
+def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(real_pair):
+    """DESIGN §2: with the BMC and the PDU both out of reach, no fence can succeed, so the
+    partner does not take the targets; `clear` powers the crashed server on through its BMC."""
+    root = real_pair["root"]
+    holder, other = _holder_and_partner(root)
+    with Rack.open(root) as rack:
+        for kind in ("bmc-down", "pdu-down", "server-crash"):
+            failures.inject(rack, kind, server=holder)
+    try:
+        time.sleep(20)  # several fencing attempts (IPMI, then the PDU) fail meanwhile
+        assert set(_placements(root, other).values()) <= {holder, None}
+        with Rack.open(root, read_only=True) as rack:
+            assert rack.state["servers"][holder]["state"] == "crashed"
+            assert rack.state["servers"][holder]["power"] == "on"  # a panic: the power stays
+    finally:
+        with Rack.open(root) as rack:
+            failures.clear(rack, None)
+    _wait(f"{holder} running again", lambda: realcluster.node.init_pid(root, holder), timeout=30)
+    _wait("both servers back in one cluster", lambda: _online(root, other) == set(ADDRESSES),
+          timeout=180)  # fmt: skip
+    running = lambda: (p := _placements(root, other)) and None not in p.values()  # noqa: E731
+    _wait("the targets running again", running, timeout=120)
+
+
 def test_a_real_pair_needs_its_addresses_on_the_racks_two_networks(tmp_path):
     plan = make_plan(SPEC)
     for server in plan["servers"]:
