@@ -6,6 +6,7 @@
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
+    python -m simulator remove-real --rack DIR    power off real-cluster pairs, drop namespaces
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
@@ -291,6 +292,21 @@ def cmd_clear(args) -> int:
     return 0
 
 
+def cmd_remove_real(args) -> int:
+    """Power off the real-cluster pairs and take their namespaces away (`make demo` stop)."""
+    with Rack.open(args.rack, read_only=True) as rack:
+        state = rack.state
+    # Without the rack's lock: each server's boot writes it off in the rack as it ends.
+    running = realcluster.remove(Path(args.rack), state)
+    hosts = realcluster.real_hosts(state)
+    if not hosts:
+        print("no real-cluster pair in this rack")
+    else:
+        print(f"powered off {', '.join(running) or 'nothing (all were off)'}; "
+              f"namespaces of {', '.join(hosts)} removed")  # fmt: skip
+    return 0
+
+
 def cmd_replace_drive(args) -> int:
     with Rack.open(args.rack) as rack:
         replaced = failures.replace_drive(rack, args.array, args.drive)
@@ -362,6 +378,10 @@ def _inject_epilog() -> str:
         "example: python -m simulator inject drive-failed --array ssu01-a "
         "--volume-group ssu01-a-vg00",
         "clear with: python -m simulator clear --all   (or the id it printed)",
+        "",
+        "on a real-cluster pair (add --real-cluster) server-crash, heartbeat-down, bmc-down,",
+        "pdu-down and private-switch-down are done for real (a panic, pulled cables, a silent",
+        "PDU) and its own Corosync and Pacemaker decide what follows (simulator/README.md)",
     ]
     return "\n".join(lines)
 
@@ -499,6 +519,13 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("failure_id", nargs="?")
     clear.add_argument("--all", action="store_true")
     clear.set_defaults(func=cmd_clear)
+
+    remove = with_rack(
+        "remove-real",
+        help="power off the servers and BMCs of the rack's real-cluster pairs and delete their "
+        "namespaces (the rack stays; serve or add --real-cluster starts them again)",
+    )
+    remove.set_defaults(func=cmd_remove_real)
 
     replace = with_rack(
         "replace-drive",

@@ -135,18 +135,33 @@ def stop(rack_root: Path, host: str) -> None:
     pid = pid_of(rack_root, host)
     if pid:
         os.kill(pid, signal.SIGKILL)
-    boot_pid = node.init_pid(rack_root, host)
-    if boot_pid:
-        os.kill(boot_pid, signal.SIGKILL)
+    # `boot` powers the server off as ipmi_sim's power off would (it kills the namespace and
+    # writes the server off in the rack); PID 1 itself in case boot is gone already.
+    for running, signum in ((node.boot_pid, signal.SIGTERM), (node.init_pid, signal.SIGKILL)):
+        if found := running(rack_root, host):
+            os.kill(found, signum)
+
+
+def _ipmitool(namespace: str, rack_root: Path, host: str, address: str, *command: str):
+    return subprocess.run(
+        ["ip", "netns", "exec", namespace, "ipmitool", "-I", "lanplus", "-C", "3",
+         "-H", address, "-U", USER, "-P", password(rack_root, host), *command],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
 
 
 def ipmitool(
     rack_root: Path, host: str, address: str, *command: str
 ) -> subprocess.CompletedProcess:  # noqa: E501
     """ipmitool against the server's BMC from the management network (the switch namespace)."""
-    prefix = network.prefix_for(rack_root)
-    return subprocess.run(
-        ["ip", "netns", "exec", f"{prefix}-sw", "ipmitool", "-I", "lanplus", "-C", "3",
-         "-H", address, "-U", USER, "-P", password(rack_root, host), *command],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    namespace = f"{network.prefix_for(rack_root)}-sw"
+    return _ipmitool(namespace, rack_root, host, address, *command)
+
+
+def local_ipmitool(
+    rack_root: Path, host: str, address: str, *command: str
+) -> subprocess.CompletedProcess:
+    """ipmitool from inside the BMC's own namespace: its power button, the PDU's restored
+    power, an operator at its console. Works with its cable pulled."""
+    namespace = f"{network.prefix_for(rack_root)}-{host}-bmc"
+    return _ipmitool(namespace, rack_root, host, address, *command)
