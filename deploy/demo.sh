@@ -57,15 +57,38 @@ virtual_sensors() {
 # wizard starts (DEMO_BUILD=none leaves every SSU blank). The job's id is kept, so a restart
 # never starts a second build.
 build_marker="$OSTARA_RUN_DIR/demo-build-job"
+
+# The demo's BMC password, one for every server: the imitated BMCs take any, the ipmi_sim BMCs
+# of real clusters are set to it (16 hex digits: IPMI takes at most 20 characters).
+demo_bmc_password() {
+    local password="$OSTARA_RUN_DIR/demo-bmc-password"
+    [ -f "$password" ] && return 0
+    (umask 077 && od -An -N8 -tx1 /dev/urandom | tr -d ' \n' >"$password")
+}
+
+# "yes" when real clusters can run here (DEMO_REAL_CLUSTERS=no: never), else why not.
+real_clusters_here() {
+    if [ "${DEMO_REAL_CLUSTERS:-yes}" = no ]; then echo "DEMO_REAL_CLUSTERS=no"; return 1; fi
+    if [ "$(id -u)" != 0 ]; then echo "real clusters need root (network namespaces)"; return 1; fi
+    local missing
+    missing=$("$venv/python" -c 'from simulator import realcluster; print(" ".join(realcluster.missing_tools()))')
+    if [ -n "$missing" ]; then echo "missing $missing"; return 1; fi
+    echo yes
+}
+
+# The real clusters' servers and BMCs are powered off and their wires taken away; the next
+# start (the rack's `serve`) cables and powers them on again, their disks as they were.
+stop_real_clusters() {
+    [ -f "$rack/rack.json" ] || return 0
+    "$venv/python" -m simulator remove-real --rack "$rack" >&2 || true
+}
+
 build_first_ssu() {
     [ "${DEMO_BUILD:-first-ssu}" = none ] && return 0
     [ -f "$build_marker" ] && return 0
     local password="$OSTARA_RUN_DIR/demo-bmc-password" job
-    if [ ! -f "$password" ]; then
-        # The virtual BMCs take any password; a real rack's are entered in the wizard.
-        (umask 077 && head -c 18 /dev/urandom | base64 >"$password")
-    fi
-    if job=$("$venv/python" manage.py provision --bmc-password-file "$password" \
+    # The user the real clusters' BMCs know (simulator.realcluster.bmc); the imitated take any.
+    if job=$("$venv/python" manage.py provision --bmc-user ostara-fence --bmc-password-file "$password" \
         "$OSTARA_HOME/deploy/demo-rack/1-mds01.json" "$OSTARA_HOME/deploy/demo-rack/2-ssu01.json" \
         2>>"$logs/demo-build.log"); then
         echo "$job" >"$build_marker"
@@ -81,10 +104,22 @@ start)
     "$venv/python" manage.py collectstatic --noinput >"$logs/collectstatic.log"
     "$venv/python" manage.py ostara_setup
     "$venv/python" manage.py influxdb_setup >"$logs/influxdb-setup.log"
+    demo_bmc_password
     if [ ! -f "$rack/rack.json" ]; then
+        real=$(real_clusters_here) || true
         for spec in "$OSTARA_HOME"/deploy/demo-rack/*.json; do
-            "$venv/python" -m simulator add --rack "$rack" "$spec"
+            case "$real:$(basename "$spec")" in
+            yes:1-mds01.json | yes:2-ssu01.json)
+                "$venv/python" -m simulator add --rack "$rack" --real-cluster \
+                    --bmc-password-file "$OSTARA_RUN_DIR/demo-bmc-password" "$spec" ;;
+            *) "$venv/python" -m simulator add --rack "$rack" "$spec" ;;
+            esac
         done
+        if [ "$real" = yes ]; then
+            say "mds01 and ssu01 have real clusters: Corosync, Pacemaker and ipmi_sim BMCs in namespaces (about 1 GiB of memory and a tenth of a core); ssu02's is the imitation"
+        else
+            say "the demo's clusters are the imitation: $real"
+        fi
     fi
     # A workload with something for the analytics to find (simulator/scenarios.py, "demo").
     start_daemon mail "$venv/python" -m portal.alerts.mailcatcher \
@@ -121,6 +156,7 @@ stop)
     if pkill -TERM -f -- "$OSTARA_RUN_DIR/ansible/"; then say "stopped a running playbook"; fi
     virtual_sensors stop
     stop_pid "$pids/rack.pid" "virtual rack"
+    stop_real_clusters
     "$OSTARA_HOME/deploy/services.sh" demo stop
     ;;
 status)
