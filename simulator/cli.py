@@ -6,6 +6,7 @@
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
+    python -m simulator remove-real --rack DIR    power off real-cluster pairs, drop namespaces
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
@@ -53,13 +54,26 @@ def _plan(spec_path: Path) -> dict:
         raise RackError(f"invalid spec {spec_path}: {problem}") from None
 
 
+def _read_secret(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError as problem:
+        raise RackError(f"--bmc-password-file: cannot read {path}: {problem.strerror}") from None
+
+
 def cmd_add(args) -> int:
+    if args.bmc_password_file and not args.real_cluster:
+        raise RackError("--bmc-password-file: only a real cluster's BMCs check a password")
     plan = _plan(args.spec)
     with Rack.open(args.rack, create=True) as rack:
         added = rack.add(plan)
         if args.real_cluster:
             realcluster.mark_real(rack.state, plan["ssu"])
             rack.install_commands()
+            if args.bmc_password_file:
+                secret = _read_secret(args.bmc_password_file)
+                for host in rack.state["pairs"][plan["ssu"]]["servers"]:
+                    realcluster.bmc.set_password(rack.root, host, secret)
         if args.build:
             provision.build(rack, plan)
         if args.real_cluster:
@@ -278,6 +292,21 @@ def cmd_clear(args) -> int:
     return 0
 
 
+def cmd_remove_real(args) -> int:
+    """Power off the real-cluster pairs and take their namespaces away (`make demo` stop)."""
+    with Rack.open(args.rack, read_only=True) as rack:
+        state = rack.state
+    # Without the rack's lock: each server's boot writes it off in the rack as it ends.
+    running = realcluster.remove(Path(args.rack), state)
+    hosts = realcluster.real_hosts(state)
+    if not hosts:
+        print("no real-cluster pair in this rack")
+    else:
+        print(f"powered off {', '.join(running) or 'nothing (all were off)'}; "
+              f"namespaces of {', '.join(hosts)} removed")  # fmt: skip
+    return 0
+
+
 def cmd_replace_drive(args) -> int:
     with Rack.open(args.rack) as rack:
         replaced = failures.replace_drive(rack, args.array, args.drive)
@@ -354,6 +383,10 @@ def _inject_epilog() -> str:
         "example: python -m simulator inject drive-failed --array ssu01-a "
         "--volume-group ssu01-a-vg00",
         "clear with: python -m simulator clear --all   (or the id it printed)",
+        "",
+        "on a real-cluster pair (add --real-cluster) server-crash, heartbeat-down, bmc-down,",
+        "pdu-down and private-switch-down are done for real (a panic, pulled cables, a silent",
+        "PDU) and its own Corosync and Pacemaker decide what follows (simulator/README.md)",
     ]
     return "\n".join(lines)
 
@@ -386,6 +419,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the pair's cluster is real: Corosync, Pacemaker and ipmi_sim BMCs in namespaces "
         "(needs root and the servers' mgmt_address, heartbeat_address and bmc, link-local)",
+    )
+    add.add_argument(
+        "--bmc-password-file",
+        type=Path,
+        metavar="FILE",
+        help="with --real-cluster: the password of the pair's BMCs (default: one generated "
+        "per server, in hosts/<host>/cluster/bmc-password)",
     )
     add.set_defaults(func=cmd_add)
 
@@ -484,6 +524,13 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("failure_id", nargs="?")
     clear.add_argument("--all", action="store_true")
     clear.set_defaults(func=cmd_clear)
+
+    remove = with_rack(
+        "remove-real",
+        help="power off the servers and BMCs of the rack's real-cluster pairs and delete their "
+        "namespaces (the rack stays; serve or add --real-cluster starts them again)",
+    )
+    remove.set_defaults(func=cmd_remove_real)
 
     replace = with_rack(
         "replace-drive",

@@ -24,6 +24,11 @@
   BMC's CPU temperatures read N °C (90 by default), or its inlet air does (43 by default) and
   every other temperature rises with it.
 
+On a pair whose cluster is real (`add --real-cluster`), server-crash, heartbeat-down, bmc-down,
+pdu-down and private-switch-down are done for real (a panic, pulled cables, a silent PDU:
+`simulator/realcluster/faults.py`) and the pair's own Corosync and Pacemaker react; the rack
+records them all the same.
+
 Each injection gets an id (`f1`, `f2`, ...) and stays active until cleared. Clearing repairs
 the hardware; a server that was fenced rejoins its cluster, and Pacemaker (stickiness) keeps
 the targets where they are: failing back is an operator's `crm_resource --move`. Clearing a
@@ -42,7 +47,7 @@ unfinished reconstruction onto a spare is dropped and the spare returned) until 
 
 from __future__ import annotations
 
-from simulator import cluster, operations
+from simulator import cluster, operations, realcluster
 from simulator.rebuilds import copy_back, start_copyback
 from simulator.state import RackError
 from simulator.topology import drive_at, touch, volume_group_health
@@ -66,9 +71,8 @@ KINDS = {
 HEAT = {"hot-cpu": ("cpu", 90.0), "hot-inlet": ("inlet", 43.0)}
 
 
-# Failures the rack only writes down: on a real-cluster pair its own Corosync and Pacemaker
-# would never hear of them (simulator/realcluster).
-NOT_ON_REAL_CLUSTERS = {"server-crash", "heartbeat-down", "bmc-down", "pdu-down"}
+# What leaves a server of the imitation down until it is cleared (crashed, or fenced off).
+RESTARTS = ("server-crash", "heartbeat-down", "sas-link-down")
 
 
 def _server(rack, name: str | None) -> dict:
@@ -131,15 +135,11 @@ def inject(
         "sas-link-down",
     ):
         host = _server(rack, server)
-        if kind in NOT_ON_REAL_CLUSTERS and state["pairs"][host["pair"]].get("real_cluster"):
-            # Changing rack.json would tell a story the real cluster does not live.
-            raise RackError(
-                f"{kind} is not simulated on {host['hostname']}: its pair's cluster is real "
-                "(power it off with its BMC, or pull a cable: simulator/realcluster)"
-            )
         failure.update(server=host["hostname"], where=host["hostname"])
         affected_pairs.add(host["pair"])
-        if kind == "server-crash":
+        if kind == "server-crash" and _real(state, host["pair"]):
+            realcluster.faults.crash(rack.root, state, host["hostname"])
+        elif kind == "server-crash":
             if host["state"] != "up":
                 raise RackError(f"{host['hostname']} is not running")
             for label in list(host["mounts"]):
@@ -172,11 +172,6 @@ def inject(
         name = pair or (rack.server(server)["pair"] if server else None)
         if not name or name not in state["pairs"]:
             raise RackError("private-switch-down needs --pair (or --server)")
-        if state["pairs"][name].get("real_cluster"):
-            raise RackError(
-                f"private-switch-down is not simulated on {name}: its cluster is real "
-                "(pull its heartbeat cables: simulator/realcluster)"
-            )
         state["pairs"][name]["private_switch_up"] = False
         failure.update(pair=name, where=name)
         affected_pairs.add(name)
@@ -212,8 +207,21 @@ def inject(
             )
     state["next_failure"] += 1
     state["failures"][failure["id"]] = failure
+    _pull_real_cables(rack, affected_pairs)
     failure["events"] = _react(rack, affected_pairs)
     return failure
+
+
+def _real(state: dict, pair: str) -> bool:
+    return bool(state["pairs"][pair].get("real_cluster"))
+
+
+def _pull_real_cables(rack, pairs: set[str]) -> None:
+    """On a real-cluster pair the cables are real: pull (or plug back) what the rack's
+    failures say (simulator/realcluster/faults.py)."""
+    for pair in sorted(pairs):
+        if _real(rack.state, pair):
+            realcluster.faults.sync_cables(rack.root, rack.state, pair)
 
 
 def _fail_drives(
@@ -322,17 +330,16 @@ def clear(rack, failure_id: str | None) -> list[dict]:
         raise RackError(f"no active failure {failure_id}")
     cleared = []
     pairs: set[str] = set()
+    restart: list[str] = []
     for fid in ids:
         failure = state["failures"].pop(fid)
         kind = failure["kind"]
         if "server" in failure:
             host = state["servers"][failure["server"]]
             pairs.add(host["pair"])
-            if host["state"] != "up" and kind in (
-                "server-crash",
-                "heartbeat-down",
-                "sas-link-down",
-            ):
+            if kind == "server-crash" and _real(state, host["pair"]):
+                restart.append(host["hostname"])  # once its cables are back
+            elif not _real(state, host["pair"]) and host["state"] != "up" and kind in RESTARTS:
                 # repaired and restarted (it was crashed, or fenced off)
                 operations.power_on(state, host["hostname"], rack.now)
                 host["pacemaker"] = True
@@ -373,6 +380,9 @@ def clear(rack, failure_id: str | None) -> list[dict]:
                     _replace_drive(array, address)
         failure["cleared"] = rack.now
         cleared.append(failure)
+    _pull_real_cables(rack, pairs)
+    for host_name in restart:
+        realcluster.faults.power_on_again(rack.root, state, host_name)
     events = _react(rack, pairs)
     if cleared:
         cleared[-1]["events"] = events

@@ -32,7 +32,7 @@ from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
 from portal.jobs.services import create_job, enqueue, marks_for
 from portal.jobs.worker import StepRun
-from provisioning.ha import HAConfigError, build_cib
+from provisioning.ha import HAConfigError, build_cib, first_push
 from provisioning.ha.cluster import pdu_status_commands
 from provisioning.ha.corosync import playbook_cluster
 from provisioning.ha.plan import read_plan
@@ -149,6 +149,8 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         # Pair -> its corosync.conf, the cluster's name and its nodes (corosync.yml).
         "ostara_corosync": {},
         "ostara_cibs": {},
+        # Pair -> the same with its targets unmanaged, for a cluster that runs none yet (ha.yml).
+        "ostara_first_cibs": {},
         "ostara_layouts": {},
         "ostara_targets": {},
         # Hostname -> the PDU fence agent's status of its outlet, for its partner's sensor.
@@ -167,6 +169,7 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         variables["ostara_plans"][pair.name] = plan
         variables["ostara_corosync"][pair.name] = playbook_cluster(plan)
         variables["ostara_cibs"][pair.name] = build_cib(plan, fence_user(pair))
+        variables["ostara_first_cibs"][pair.name] = first_push(variables["ostara_cibs"][pair.name])
         variables["ostara_pdu_status"].update(
             pdu_status_commands(read_plan(plan), fence_user(pair))
         )

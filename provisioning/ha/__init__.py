@@ -7,7 +7,7 @@ targets end up after failures. See provisioning/ha/README.md.
 
 from __future__ import annotations
 
-from provisioning.ha.cib import build_cib
+from provisioning.ha.cib import build_cib, first_push
 from provisioning.ha.cluster import FenceCredentials
 from provisioning.ha.pcs import build_pcs_script
 from provisioning.ha.plan import HAConfigError
@@ -32,6 +32,7 @@ from provisioning.ha.simulate import (
 from provisioning.ha.what_if_text import parse_what_if
 
 __all__ = [
+    "first_push",
     "AttributeChange",
     "FenceCredentials",
     "HAConfigError",

@@ -151,3 +151,37 @@ def build_cib(plan: Mapping[str, Any], fence_credentials: Any = None) -> str:
     the secret script; passwords are refused, and fencing cannot be turned off.
     """
     return cluster_to_cib(pair_cluster(read_plan(plan), fence_credentials))
+
+
+def first_push(cib_xml: str) -> dict[str, Any]:
+    """What a cluster that does not run the targets yet is given first: the same configuration
+    with every Lustre target unmanaged (`is-managed=false`: Pacemaker neither starts nor stops
+    it, but its probes find where the mount step mounted it), and the node attributes its
+    health agents set (healthLNET's and healthLUSTRE's `name`).
+
+    Pushed whole, the targets would be stopped (a target may only run where both attributes
+    are defined, and none is yet), then started on whichever server's health agents answered
+    first, and stick there (stickiness 1000 against a preference of 20 over 10). Measured on
+    the real Pacemaker 2.1.5: the whole MDS pair ended on mds02, and an MGS stopped under the
+    OSTs of an SSU starting at the same time. ha.yml pushes this, waits until every server has
+    its attributes, then pushes `cib_xml` itself: each target stays where it runs, or starts
+    where it prefers.
+    """
+    root = ET.fromstring(cib_xml)
+    attributes: list[str] = []
+    for primitive in root.iter("primitive"):
+        if (primitive.get("provider"), primitive.get("type")) == ("lustre", "Lustre"):
+            _nvset(
+                primitive,
+                "meta_attributes",
+                f"{primitive.get('id')}-first",
+                [("is-managed", "false")],
+            )
+        elif primitive.get("provider") == "lustre":  # healthLNET, healthLUSTRE
+            names = primitive.findall("instance_attributes/nvpair[@name='name']")
+            attributes.extend(n.get("value") for n in names if n.get("value"))
+    ET.indent(root)
+    return {
+        "cib": ET.tostring(root, encoding="unicode") + "\n",
+        "attributes": sorted(set(attributes)),
+    }

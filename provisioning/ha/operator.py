@@ -242,6 +242,10 @@ def what_if(live_cib_xml: str, actions: Sequence[Action]) -> WhatIf:
             else:
                 simulation.run_command(action.argv(), action.describe(), schedule=False)
         simulation.transition(", ".join(action.describe() for action in actions), [])
+        # A node out of standby (or back from a reboot) runs its health agents again: they set
+        # its attributes, and only then may a target go there. Their stop on standby deleted
+        # them (seen on the real Pacemaker); the portal checked its sensors before the act.
+        simulation.settle()
         if simulation.status is None:  # pragma: no cover - transition always sets it
             raise SimulationError("crm_simulate gave no status")
         return WhatIf(

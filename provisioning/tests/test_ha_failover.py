@@ -23,6 +23,7 @@ from provisioning.ha import (
     NodeLost,
     NodeReturns,
     build_cib,
+    first_push,
     simulate,
     verify,
 )
@@ -249,3 +250,15 @@ def test_mgs_trouble_does_not_drag_the_mdt_along(mds_running):
     result = simulate_from(mds_running, [MonitorFails("MGS", "mds01")] * 3)
     assert result.placements == {"MGS": "mds02", "scratch-MDT0000": "mds01"}
     assert result.fenced == ()
+
+
+def test_a_first_push_holds_every_target_until_the_health_attributes_are_set(oss_cib):
+    # Pushed whole on a fresh cluster, the targets are stopped, then started on whichever
+    # server's health agents answer first (the real Pacemaker put a whole MDS pair on its
+    # failover server): ha.yml first pushes them unmanaged, waits for these attributes on both
+    # servers, then pushes oss_cib. Unmanaged, Pacemaker starts none of them.
+    first = first_push(oss_cib)
+    assert first["attributes"] == ["lustred", "pingd"]
+    held = simulate(first["cib"])
+    assert set(held.placements.values()) == {None} and len(held.placements) == 24
+    assert set(held.online_nodes) == {"oss01", "oss02"}

@@ -121,3 +121,18 @@ def test_a_cleanup_erases_the_failures_of_one_target_where_it_failed(running, tm
         "--resource",
         "scratch-OST0000",
     ]
+
+
+def test_maintenance_end_counts_on_the_health_agents_starting_again(running, tmp_path):
+    # In standby the node's health agents stop, and their stop deletes its attributes (as the
+    # real Pacemaker showed): without them no target may run there. Ending the maintenance
+    # starts them again; the what-if must play them, or it says the targets cannot go home.
+    simulation = Simulation(tmp_path, running)
+    simulation.transition("now", [])
+    simulation.run_command(Standby("oss01").argv(), "standby")
+    for name in ("pingd", "lustred"):
+        simulation.set_attribute("oss01", name, None)
+    in_standby = simulation.cib.read_text()
+    assert 'name="pingd"' not in in_standby.split('uname="oss01"', 2)[-1].split("</node_state>")[0]
+    home = what_if(in_standby, [Standby("oss01", on=False), Move("scratch-OST0000", "oss01")])
+    assert home.after["scratch-OST0000"] == "oss01"

@@ -8,16 +8,22 @@ links; on a one-link pair, the pair's private network); otherwise, like the real
 talks to its own BMC. Commands: `chassis power status|on|off|cycle|reset|soft`, `chassis
 status`, `sdr [list|elist]`, `sensor [list]`, `mc info`. Powering a clustered server off or
 cycling it is a node loss for its partner (which then fences it).
+
+The BMC of a real-cluster server (simulator/realcluster) is a real one: `-H` with its address
+runs the real `/usr/bin/ipmitool` with the same arguments, from the management network (the
+rack's switch namespace), or from the asking real-cluster server's own network namespace.
 """
 
 from __future__ import annotations
 
 import getopt
+import subprocess
 
 from simulator import cluster, operations, topology
 from simulator.commands import Context
 from simulator.counter_store import host_counters
 
+REAL_IPMITOOL = "/usr/bin/ipmitool"
 SESSION_ERROR = "Error: Unable to establish IPMI v2 / RMCP+ session"
 LOCAL_ERROR = (
     "Could not open device at /dev/ipmi0 or /dev/ipmi/0 or /dev/ipmidev/0: "
@@ -106,6 +112,8 @@ def run(ctx: Context, argv: list[str]) -> int:
     if not rest:
         ctx.error("No command provided!")
         return 1
+    if address and (namespace := _real_bmc(ctx, address)) is not None:
+        return _ask_real_bmc(ctx, argv, namespace)
     reporting = rest[0] in ("sdr", "sensor", "mc") or rest in (
         ["chassis", "status"],
         ["chassis", "power", "status"],
@@ -175,6 +183,37 @@ def run(ctx: Context, argv: list[str]) -> int:
             return 0
     ctx.error(f"Invalid command: {' '.join(rest)}")
     return 1
+
+
+def _real_bmc(ctx: Context, address: str) -> str | None:
+    """The network namespace to ask from when `address` is the BMC of a real-cluster server
+    (simulator/realcluster: an ipmi_sim that really answers): the asking server's own, if it
+    is a real-cluster server (over its management cable), else the switch's (the management
+    server's place on the management network). "" when the asking server is not running."""
+    from simulator import realcluster  # the real cluster's modules open the rack themselves
+
+    with ctx.rack(check_host=False, read_only=True) as rack:
+        state = rack.state
+        host = next((h for h, s in state["servers"].items() if s.get("bmc") == address), None)
+        if host is None or not realcluster.is_real(state, state["servers"][host]["pair"]):
+            return None
+        asking = ctx.host if ctx.host in realcluster.real_hosts(state) else None
+    prefix = realcluster.network.prefix_for(rack.root)
+    if asking is None:
+        return f"{prefix}-sw"
+    return f"{prefix}-{asking}" if realcluster.node.init_pid(rack.root, asking) else ""
+
+
+def _ask_real_bmc(ctx: Context, argv: list[str], namespace: str) -> int:
+    """The real ipmitool, with the same arguments, output and exit code."""
+    if not namespace:
+        ctx.error(f"ssh: connect to host {ctx.host} port 22: No route to host")
+        return 255
+    command = ["ip", "netns", "exec", namespace, REAL_IPMITOOL, *argv]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    ctx.out.write(done.stdout)
+    ctx.err.write(done.stderr)
+    return done.returncode
 
 
 def _power(ctx: Context, rack, host: str, action: str) -> int:

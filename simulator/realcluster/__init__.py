@@ -14,11 +14,12 @@ and ipmitool.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from simulator.state import RackError
 
-from . import bmc, network, node, shims
+from . import bmc, faults, network, node, shims
 
 NEEDED = ("corosync", "pacemakerd", "fence_ipmilan", "ipmi_sim", "ipmitool", "nsenter", "unshare")
 
@@ -58,16 +59,20 @@ def mark_real(state: dict, pair: str) -> None:
 
 def start(rack_root: Path, state: dict) -> None:
     """Cable every real-cluster server and start its BMC (which powers it on). Idempotent:
-    `serve` calls it too, so a rack outlives a reboot of the machine. `stop` is for the tests'
-    teardown; a demo rack's processes end with the machine (or `ip netns del` and `kill`)."""
+    `serve` calls it too, so a rack outlives a reboot of the machine, and a start that failed
+    half-way is finished; cables a recorded failure pulled stay pulled."""
     if missing := missing_tools():
         raise RackError(f"a real cluster needs {', '.join(missing)} (make install)")
     prefix = network.prefix_for(rack_root)
     for host in real_hosts(state):
         server = state["servers"][host]
         network.ensure_server(prefix, host, server["mgmt_address"], server["heartbeat_address"])
+        network.ensure_bmc(prefix, host, server["bmc"])
+    for pair in {state["servers"][host]["pair"] for host in real_hosts(state)}:
+        faults.sync_cables(rack_root, state, pair)
+    for host in real_hosts(state):
         shims.install(rack_root, host)
-        bmc.start(rack_root, host, server["bmc"])
+        bmc.start(rack_root, host, state["servers"][host]["bmc"])
 
 
 def stop(rack_root: Path, state: dict) -> None:
@@ -77,4 +82,19 @@ def stop(rack_root: Path, state: dict) -> None:
     network.remove(network.prefix_for(rack_root))
 
 
-__all__ = ["bmc", "is_real", "mark_real", "network", "node", "real_hosts", "start", "stop"]
+def remove(rack_root: Path, state: dict, wait: float = 20.0) -> list[str]:
+    """`python -m simulator remove-real`: `stop`, then wait until every server's `boot` has
+    written it off in the rack (call it without holding the rack's lock). The servers that
+    were running."""
+    running = [h for h in real_hosts(state) if node.boot_pid(rack_root, h) is not None]
+    stop(rack_root, state)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(node.boot_pid(rack_root, h) for h in running):
+        time.sleep(0.1)
+    return running
+
+
+__all__ = [
+    "bmc", "faults", "is_real", "mark_real", "network", "node", "real_hosts", "remove", "start",
+    "stop",
+]  # fmt: skip

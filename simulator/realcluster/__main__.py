@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     verb, rest = argv[0], argv[1:]
     if verb == "unit":
+        if not rest:
+            print(__doc__, file=sys.stderr)
+            return 2
         return shims.unit(rest[0], rest[1:])
     parser = argparse.ArgumentParser(prog=f"python -m simulator.realcluster {verb}")
     parser.add_argument("--rack", required=True, type=Path)

@@ -12,6 +12,7 @@ ipmi_sim does not answer the cipher-suite probe ipmitool makes without one.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -33,6 +34,25 @@ def password(rack_root: Path, host: str) -> str:
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(8))  # IPMI 1.5 passwords: at most 16 characters
     return path.read_text().strip()
+
+
+# What ipmi_sim's lan.conf can hold and IPMI 2.0 takes: at most 20 characters, no quote.
+PASSWORD = re.compile(r"[A-Za-z0-9._+=/@%^-]{1,20}")
+
+
+def set_password(rack_root: Path, host: str, text: str) -> None:
+    """The password the BMC's administrator chose (the demo gives the wizard the same one);
+    kept where `password()` reads it, mode 0600. The BMC takes it when it next starts."""
+    if not PASSWORD.fullmatch(text):
+        raise RackError(
+            "--bmc-password-file: a BMC password is 1 to 20 letters, digits or ._+=/@%^- "
+            "(IPMI 2.0; ipmi_sim's configuration has no quoting)"
+        )
+    path = node.host_dir(rack_root, host) / node.CLUSTER_DIR / "bmc-password"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def _quoted(text: str) -> str:
@@ -115,18 +135,33 @@ def stop(rack_root: Path, host: str) -> None:
     pid = pid_of(rack_root, host)
     if pid:
         os.kill(pid, signal.SIGKILL)
-    boot_pid = node.init_pid(rack_root, host)
-    if boot_pid:
-        os.kill(boot_pid, signal.SIGKILL)
+    # `boot` powers the server off as ipmi_sim's power off would (it kills the namespace and
+    # writes the server off in the rack); PID 1 itself in case boot is gone already.
+    for running, signum in ((node.boot_pid, signal.SIGTERM), (node.init_pid, signal.SIGKILL)):
+        if found := running(rack_root, host):
+            os.kill(found, signum)
+
+
+def _ipmitool(namespace: str, rack_root: Path, host: str, address: str, *command: str):
+    return subprocess.run(
+        ["ip", "netns", "exec", namespace, "ipmitool", "-I", "lanplus", "-C", "3",
+         "-H", address, "-U", USER, "-P", password(rack_root, host), *command],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
 
 
 def ipmitool(
     rack_root: Path, host: str, address: str, *command: str
 ) -> subprocess.CompletedProcess:  # noqa: E501
     """ipmitool against the server's BMC from the management network (the switch namespace)."""
-    prefix = network.prefix_for(rack_root)
-    return subprocess.run(
-        ["ip", "netns", "exec", f"{prefix}-sw", "ipmitool", "-I", "lanplus", "-C", "3",
-         "-H", address, "-U", USER, "-P", password(rack_root, host), *command],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    namespace = f"{network.prefix_for(rack_root)}-sw"
+    return _ipmitool(namespace, rack_root, host, address, *command)
+
+
+def local_ipmitool(
+    rack_root: Path, host: str, address: str, *command: str
+) -> subprocess.CompletedProcess:
+    """ipmitool from inside the BMC's own namespace: its power button, the PDU's restored
+    power, an operator at its console. Works with its cable pulled."""
+    namespace = f"{network.prefix_for(rack_root)}-{host}-bmc"
+    return _ipmitool(namespace, rack_root, host, address, *command)

@@ -65,25 +65,38 @@ def link_local(address: str, field: str) -> str:
     return address
 
 
+def _links(namespace: str) -> set[str]:
+    done = _ip("-n", namespace, "-o", "link", "show", check=False)
+    return {line.split(":")[1].strip().split("@")[0] for line in done.stdout.splitlines()}
+
+
 def ensure_switch(prefix: str) -> str:
+    """The rack's switch; one a failed start left half-made is finished (each step is only
+    taken if its result is missing)."""
     switch = f"{prefix}-sw"
-    if switch in namespaces():
-        return switch
-    _ip("netns", "add", switch)
+    if switch not in namespaces():
+        _ip("netns", "add", switch)
     _ip("-n", switch, "link", "set", "lo", "up")
+    links = _links(switch)
     for network in NETWORKS:
-        _ip("-n", switch, "link", "add", network, "type", "bridge")
+        if network not in links:
+            _ip("-n", switch, "link", "add", network, "type", "bridge")
         _ip("-n", switch, "link", "set", network, "up")
-    _ip("-n", switch, "addr", "add", f"{SWITCH_ADDRESS}/24", "dev", "mgmt")
+    _ip("-n", switch, "addr", "replace", f"{SWITCH_ADDRESS}/24", "dev", "mgmt")
     return switch
 
 
 def _cable(prefix: str, namespace: str, nic: str, network: str, port: str, address: str) -> None:
+    """A NIC cabled to the switch; a cable a failed start left half-made is finished. A port
+    that exists keeps its state (a pulled cable stays pulled: `set_link`)."""
     switch = f"{prefix}-sw"
-    _ip("link", "add", nic, "netns", namespace, "type", "veth", "peer", "name", port,
-        "netns", switch)  # fmt: skip
-    _ip("-n", switch, "link", "set", port, "master", network, "up")
-    _ip("-n", namespace, "addr", "add", f"{address}/24", "dev", nic)
+    if nic not in _links(namespace):
+        _ip("-n", switch, "link", "del", port, check=False)  # a veth's end left alone
+        _ip("link", "add", nic, "netns", namespace, "type", "veth", "peer", "name", port,
+            "netns", switch)  # fmt: skip
+        _ip("-n", switch, "link", "set", port, "up")
+    _ip("-n", switch, "link", "set", port, "master", network)
+    _ip("-n", namespace, "addr", "replace", f"{address}/24", "dev", nic)
     _ip("-n", namespace, "link", "set", nic, "up")
 
 
@@ -92,22 +105,19 @@ def _port(host: str, nic: str) -> str:
     return f"{nic[:1]}{hashlib.sha1(host.encode()).hexdigest()[:8]}{nic[-1:]}"
 
 
-def _new_namespace(prefix: str, namespace: str) -> bool:
-    """Create the namespace (loopback up) on the rack's switch; False if it was there."""
+def _new_namespace(prefix: str, namespace: str) -> None:
+    """The namespace (loopback up) on the rack's switch."""
     ensure_switch(prefix)
-    if namespace in namespaces():
-        return False
-    _ip("netns", "add", namespace)
+    if namespace not in namespaces():
+        _ip("netns", "add", namespace)
     _ip("-n", namespace, "link", "set", "lo", "up")
-    return True
 
 
 def ensure_server(prefix: str, host: str, mgmt: str, heartbeat: str) -> str:
-    """The server's namespace with its two NICs (created once; kept while it is powered off,
-    as a server's NICs are)."""
+    """The server's namespace with its two NICs (kept while it is powered off, as a server's
+    NICs are; what a failed start left out is added)."""
     namespace = f"{prefix}-{host}"
-    if not _new_namespace(prefix, namespace):
-        return namespace
+    _new_namespace(prefix, namespace)
     _cable(prefix, namespace, "mgmt0", "mgmt", _port(host, "m0"), mgmt)
     _cable(prefix, namespace, "hb0", "hb", _port(host, "h0"), heartbeat)
     return namespace
@@ -115,16 +125,25 @@ def ensure_server(prefix: str, host: str, mgmt: str, heartbeat: str) -> str:
 
 def ensure_bmc(prefix: str, host: str, address: str) -> str:
     namespace = f"{prefix}-{host}-bmc"
-    if not _new_namespace(prefix, namespace):
-        return namespace
+    _new_namespace(prefix, namespace)
     _cable(prefix, namespace, "lan0", "mgmt", _port(host, "b0"), address)
     return namespace
 
 
+# A server's cables by what they connect -> the switch port's tag (`_port`).
+_NICS = {"mgmt": "m0", "hb": "h0", "bmc": "b0"}
+
+
 def set_link(prefix: str, host: str, which: str, up: bool) -> None:
     """Pull (up=False) or plug back a cable: `which` is mgmt, hb or bmc."""
-    nic = {"mgmt": "m0", "hb": "h0", "bmc": "b0"}[which]
-    _ip("-n", f"{prefix}-sw", "link", "set", _port(host, nic), "up" if up else "down")
+    _ip("-n", f"{prefix}-sw", "link", "set", _port(host, _NICS[which]), "up" if up else "down")
+
+
+def link_is_up(prefix: str, host: str, which: str) -> bool:
+    """Whether the cable is in (its switch port up); False for a cable never made."""
+    done = _ip("-n", f"{prefix}-sw", "-o", "link", "show", _port(host, _NICS[which]), check=False)
+    flags = done.stdout.partition("<")[2].partition(">")[0].split(",")
+    return done.returncode == 0 and "UP" in flags
 
 
 def remove(prefix: str) -> None:

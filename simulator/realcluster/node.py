@@ -64,9 +64,29 @@ def live_pid(path: Path, marker: bytes) -> int | None:
     return None
 
 
+def _marker(verb: str, rack_root: Path, host: str) -> bytes:
+    # The command line of this rack's `boot` or `init` of this host, never another's process.
+    return f"{verb}\0--rack\0{Path(rack_root).resolve()}\0--host\0{host}\0".encode()
+
+
 def init_pid(rack_root: Path, host: str) -> int | None:
-    """The host-side pid of the server's PID 1, if it is powered on."""
-    return live_pid(host_dir(rack_root, host) / CLUSTER_DIR / "init.pid", b"simulator.realcluster")
+    """The host-side pid of the server's PID 1, if it runs (powered on, not crashed)."""
+    path = host_dir(rack_root, host) / CLUSTER_DIR / "init.pid"
+    return live_pid(path, _marker("init", rack_root, host))
+
+
+def boot_pid(rack_root: Path, host: str) -> int | None:
+    """The pid of the server's `boot`: while it runs the server is powered on."""
+    path = host_dir(rack_root, host) / CLUSTER_DIR / "boot.pid"
+    return live_pid(path, _marker("boot", rack_root, host))
+
+
+def mark_crashed(state: dict, host: str) -> None:
+    """In the rack: the server's processes are gone, its power is on (a kernel panic)."""
+    server = state["servers"][host]
+    for label in list(server["mounts"]):
+        operations.release_target(state, state["targets"][label])
+    server["state"] = "crashed"
 
 
 def enabled_units(root: Path) -> list[str]:
@@ -119,7 +139,18 @@ def boot(rack_root: Path, host: str) -> int:
     signal.signal(signal.SIGINT, _power_off)
     _record_init_pid(bookkeeping, child.pid)
     child.wait()
-    _kill_namespace(bookkeeping)
+    if not stopping and _owner(bookkeeping) == os.getpid():
+        # PID 1 died by itself (a kernel panic): the server is dead but its power stays on
+        # until its BMC (a fence, an operator) or the PDU turns it off.
+        with Rack.open(rack_root) as rack:
+            node_state = rack.state["servers"][host]["state"]
+            if node_state == "up":
+                mark_crashed(rack.state, host)
+                rack.render([host])
+        parent = os.getppid()
+        while not stopping and os.getppid() == parent:  # the BMC itself may be stopped
+            time.sleep(0.2)
+    _wait_for_init_to_end(rack_root, host)
     if _owner(bookkeeping) != os.getpid():
         return 0  # a newer boot owns the server now
     (bookkeeping / "init.pid").unlink(missing_ok=True)
@@ -164,12 +195,13 @@ def _record_init_pid(bookkeeping: Path, unshare_pid: int) -> None:
         time.sleep(0.05)
 
 
-def _kill_namespace(bookkeeping: Path) -> None:
-    try:
-        pid = int((bookkeeping / "init.pid").read_text())
-        os.kill(pid, signal.SIGKILL)
-    except (OSError, ValueError):
-        pass
+def _wait_for_init_to_end(rack_root: Path, host: str) -> None:
+    """unshare's --kill-child kills PID 1 (and with it the whole PID namespace) as unshare
+    dies; wait for that, so that "off" is never written while the server still runs."""
+    for _ in range(100):
+        if init_pid(rack_root, host) is None:
+            return
+        time.sleep(0.05)
 
 
 # -- init: PID 1 of the server ---------------------------------------------------------------
@@ -228,29 +260,47 @@ def _mount_views(rack_root: Path, host: str) -> None:
     agents.install(rack_root, host)
 
 
-def start_unit(unit: str) -> None:
-    """Start a service in this server's namespaces (called inside them); pacemaker.service
-    needs corosync.service first, as its unit says."""
-    if unit == "pacemaker.service":
-        start_unit("corosync.service")
+# pacemaker.service Requires= and After= corosync.service: started after it, stopped and
+# restarted with it.
+REQUIRED_BY = {"corosync.service": "pacemaker.service"}
+REQUIRES = {after: before for before, after in REQUIRED_BY.items()}
+FAILED = (
+    "Job for {unit} failed because the control process exited with error code.\n"
+    'See "systemctl status {unit}" and "journalctl -xeu {unit}" for details.'
+)
+
+
+# How long a start waits for Corosync to answer before it fails (systemd's job would).
+ANSWER_SECONDS = 10.0
+
+
+def start_unit(unit: str) -> bool:
+    """Start a service in this server's namespaces (called inside them), what it requires
+    first; False (as systemd's failed job) when corosync does not answer in time."""
+    if unit in REQUIRES and not start_unit(REQUIRES[unit]):
+        return False
     if unit_active(unit):
-        return
+        return True
     command = UNITS[unit]
     log = open(f"/var/log/cluster/{command[0]}.out", "ab")
     subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                      start_new_session=True)  # fmt: skip
     if unit == "corosync.service":
-        # pacemakerd gives up if Corosync does not answer yet.
-        for _ in range(100):
+        # pacemakerd gives up if Corosync does not answer yet; so does systemd's start job.
+        deadline = time.monotonic() + ANSWER_SECONDS
+        while True:
             done = subprocess.run(["corosync-cfgtool", "-s"], capture_output=True, timeout=10)
             if done.returncode == 0:
-                break
+                return True
+            if time.monotonic() > deadline:
+                return False
             time.sleep(0.1)
+    return True
 
 
 def stop_unit(unit: str) -> None:
-    if unit == "corosync.service":
-        stop_unit("pacemaker.service")  # corosync's unit is required by pacemaker's
+    if unit in REQUIRED_BY:
+        stop_unit(REQUIRED_BY[unit])
     name = UNITS[unit][0]
     subprocess.run(["pkill", "-TERM", "-x", name], capture_output=True)
     for _ in range(600):

@@ -137,9 +137,22 @@ def unit(verb: str, units: list[str]) -> int:
         states = ["active" if node.unit_active(u) else "inactive" for u in units]
         print("\n".join(states))
         return 0 if all(s == "active" for s in states) else 3
+    if verb not in ("start", "stop", "restart"):
+        print(f"unit: no verb {verb!r} (start, stop, restart, is-active)", file=sys.stderr)
+        return 2
     for name in units:
+        again = [name]
+        if (
+            verb == "restart"
+            and name in node.REQUIRED_BY
+            and node.unit_active(node.REQUIRED_BY[name])
+        ):
+            again.append(node.REQUIRED_BY[name])  # stopped with it, so started again too
         if verb in ("stop", "restart"):
             node.stop_unit(name)
         if verb in ("start", "restart"):
-            node.start_unit(name)
+            for started in again:
+                if not node.start_unit(started):
+                    print(node.FAILED.format(unit=started), file=sys.stderr)
+                    return 1
     return 0
