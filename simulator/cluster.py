@@ -192,6 +192,7 @@ class ClusterView:
     online: set[str] = field(default_factory=set)
     unclean: set[str] = field(default_factory=set)
     placement: dict[str, str | None] = field(default_factory=dict)
+    standby: set[str] = field(default_factory=set)
 
 
 def read_view(path: Path) -> ClusterView:
@@ -209,6 +210,8 @@ def read_view(path: Path) -> ClusterView:
             view.online.add(node.get("name"))
         if node.get("unclean") == "true":
             view.unclean.add(node.get("name"))
+        if node.get("standby") == "true":
+            view.standby.add(node.get("name"))
     for resource in root.iter("resource"):
         nodes = [n.get("name") for n in resource.findall("node")]
         active = (
@@ -385,8 +388,17 @@ def reconcile(rack, pair_name: str) -> list[dict]:
             staged = Path(tmp.name)
         try:
             # The health agents' node attributes, then membership, probes and the transition.
+            # A node in standby runs no health agent: their stop deleted its attributes (as
+            # the real Pacemaker does), until it leaves standby and they start again.
             set_node_attributes(
-                path, staged, {host: _health_values(rack, config, host) for host in members}
+                path,
+                staged,
+                {
+                    host: dict.fromkeys(_health_values(rack, config, host))
+                    if host in view.standby
+                    else _health_values(rack, config, host)
+                    for host in members
+                },
             )
             run_args = ["-x", str(staged), "-O", str(staged)] + args
             result = run_tool("crm_simulate", run_args + (["-S"] if execute else ["-Q"]), path)
@@ -447,7 +459,8 @@ def _feature_set() -> str:
 
 def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]) -> None:
     """Write transient node attributes (what attrd_updater does for the health agents) into
-    the CIB status, creating a node's status entry if the cluster has none for it yet."""
+    the CIB status, creating a node's status entry if the cluster has none for it yet; a value
+    of None deletes the attribute."""
     tree = ET.parse(source)
     root = tree.getroot()
     ids = {n.get("uname"): n.get("id") for n in root.iterfind("./configuration/nodes/node")}
@@ -467,6 +480,10 @@ def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]
             nvset = ET.SubElement(transient, "instance_attributes", id=f"status-{node_id}")
         for name, value in attributes.items():
             pair = next((nv for nv in nvset.findall("nvpair") if nv.get("name") == name), None)
+            if value is None:  # deleted, as attrd_updater -D
+                if pair is not None:
+                    nvset.remove(pair)
+                continue
             if pair is None:
                 pair = ET.SubElement(nvset, "nvpair", id=f"status-{node_id}-{name}", name=name)
             pair.set("value", str(value))

@@ -410,3 +410,22 @@ def test_cli_injects_and_clears(clustered_rack, kind):
     assert result.returncode == 0 and f"cleared {failure['id']}" in result.stdout
     assert state(clustered_rack)["servers"]["oss02"]["pdu_up"] is True
     assert state(clustered_rack)["failures"] == {}
+
+
+def node_attributes(host_cmd, node: str) -> dict[str, str]:
+    result = host_cmd("oss02", "crm_mon", "--output-as=xml", "--include=attributes")
+    root = ET.fromstring(result.stdout)
+    found = root.find(f"./node_attributes/node[@name='{node}']")
+    return {a.get("name"): a.get("value") for a in found} if found is not None else {}
+
+
+def test_standby_stops_the_health_agents_and_their_attributes_go(clustered_rack, host_cmd):
+    # As on the real Pacemaker: a node in standby runs no clone instance, and the health
+    # agents' stop deletes pingd and lustred; out of standby they are set again.
+    assert {"pingd", "lustred"} <= set(node_attributes(host_cmd, "oss01"))
+    standby = ["crm_attribute", "--node", "oss01", "--name", "standby", "--update"]
+    assert host_cmd("oss01", *standby, "on").returncode == 0
+    assert not {"pingd", "lustred"} & set(node_attributes(host_cmd, "oss01"))
+    assert set(placement(clustered_rack, OSS01_TARGETS).values()) == {"oss02"}
+    assert host_cmd("oss01", *standby, "off").returncode == 0
+    assert {"pingd", "lustred"} <= set(node_attributes(host_cmd, "oss01"))
