@@ -338,11 +338,16 @@ def cmd_replace_drive(args) -> int:
 # cannot drift apart unnoticed (simulator/tests/test_cli_help.py checks every kind is here).
 INJECT_ROWS = {
     "server-crash": ("--server H", "the server panics; its partner fences it and takes over"),
-    "heartbeat-down": ("--server H", "its cluster link; the partner fences it and takes over"),
+    "heartbeat-down": (
+        "--server H",
+        "its heartbeat link; with two Corosync links the other carries on, else the partner "
+        "fences it and takes over",
+    ),
     "lnet-down": ("--server H", "its LNet (public) link; Pacemaker moves its targets"),
     "private-switch-down": (
         "--pair P | --server H",
-        "the pair's heartbeat/BMC/PDU switch; no fencing possible, nothing moves",
+        "the pair's private switch; nothing moves (two Corosync links: one cluster over the "
+        "management link, fencing works; one link: its BMCs and PDUs too, no fencing)",
     ),
     "bmc-down": ("--server H", "its BMC stops answering; the PDU fences instead"),
     "pdu-down": ("--server H", "its PDU outlet stops answering; the BMC fences instead"),

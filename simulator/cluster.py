@@ -16,17 +16,28 @@ own policy engine what to do, with the real `crm_simulate`, and makes the rack m
    group failed, MGS unreachable);
 4. `crm_simulate -S` runs the transition; the rack fences the nodes it fences (the device
    that works, BMC first, then PDU, cuts the power; the node stays down until its failure is
-   cleared or it is powered on) and moves the targets to where Pacemaker puts them; the loop
+   cleared or it is powered on, where a real cluster's default `stonith-action=reboot` powers
+   it on again: simulator/IMITATION.md) and moves the targets to where Pacemaker puts them; the loop
    repeats until Pacemaker has nothing left to do.
 
 Fencing is only simulated when the rack can really do it: stonith must be enabled, a fence
 device in the CIB must target the node (`pcmk_host_list`), and its path must be up
 (`fence_ipmilan` at the node's BMC address, a PDU agent at the node's PDU and outlet, on a
-working private network). A node that cannot be fenced is never assumed dead: the transition
-is not executed, the node stays UNCLEAN in the CIB and its targets stay down ("a pair with no
-fencing configured does not fail over", DESIGN §2). With stonith-enabled=false Pacemaker
-recovers without fencing, as a real cluster would. While a pair's private switch is down the
-two nodes cannot agree on anything, so nothing moves.
+network the partner reaches). A node that cannot be fenced is never assumed dead: the
+transition is not executed, the node stays UNCLEAN in the CIB and its targets stay down ("a pair
+with no fencing configured does not fail over", DESIGN §2). With stonith-enabled=false Pacemaker
+recovers without fencing, as a real cluster would.
+
+The pair's Corosync links (simulator/IMITATION.md compares them with the real stack): a pair
+whose servers have a `mgmt_address` and a `heartbeat_address` runs two knet links, link 0 on
+the management network and link 1 on the private heartbeat network, as DESIGN's recipe and
+the provisioning's corosync.conf do. Losing link 1 (a server's heartbeat port, or the private
+switch) is then not a split: both nodes stay members of one cluster over link 0, nothing moves
+and nobody is fenced, and the BMCs and PDUs, on the management network, can still fence. A
+pair without those addresses has one link, on the private network that its BMCs and PDUs share:
+a server whose heartbeat port is down is lost to its partner, which fences it; while the
+private switch is down the two nodes cannot agree on anything and cannot fence, so nothing
+moves.
 """
 
 from __future__ import annotations
@@ -181,6 +192,7 @@ class ClusterView:
     online: set[str] = field(default_factory=set)
     unclean: set[str] = field(default_factory=set)
     placement: dict[str, str | None] = field(default_factory=dict)
+    standby: set[str] = field(default_factory=set)
 
 
 def read_view(path: Path) -> ClusterView:
@@ -198,6 +210,8 @@ def read_view(path: Path) -> ClusterView:
             view.online.add(node.get("name"))
         if node.get("unclean") == "true":
             view.unclean.add(node.get("name"))
+        if node.get("standby") == "true":
+            view.standby.add(node.get("name"))
     for resource in root.iter("resource"):
         nodes = [n.get("name") for n in resource.findall("node")]
         active = (
@@ -235,9 +249,17 @@ def is_member(rack, host: str) -> bool:
     return (
         server["state"] == "up"
         and server["pacemaker"]
-        and server["heartbeat_up"]
+        and hears_partner(rack, host)
         and not io_given_up(rack, server)
     )
+
+
+def hears_partner(rack, host: str) -> bool:
+    """With two knet links a node hears its partner over the management network's link 0
+    whatever happens to its heartbeat port (the rack has no failure that cuts the management
+    network); with one link, only through its heartbeat port."""
+    server = rack.state["servers"][host]
+    return topology.has_two_links(rack.state, server["pair"]) or server["heartbeat_up"]
 
 
 def fence_device_for(rack, config: PairConfig, node: str) -> str | None:
@@ -245,7 +267,6 @@ def fence_device_for(rack, config: PairConfig, node: str) -> str | None:
     if not config.stonith_enabled:
         return None
     server = rack.state["servers"][node]
-    pair = rack.state["pairs"][server["pair"]]
     devices = {d.id: d for d in config.fence_devices}
     levels = config.levels.get(node) or [[d.id] for d in config.fence_devices]
     outlet = (server.get("pdu_outlet") or ":").split(":", 1)
@@ -263,7 +284,7 @@ def fence_device_for(rack, config: PairConfig, node: str) -> str | None:
             if node not in hosts + mapped:
                 continue
             address = device.params.get("ip") or device.params.get("ipaddr")
-            if not pair["private_switch_up"]:
+            if not topology.fence_network_up(rack.state, server):
                 continue
             if device.agent in IPMI_AGENTS and address == server.get("bmc"):
                 if server["bmc_up"]:
@@ -332,7 +353,8 @@ def reconcile(rack, pair_name: str) -> list[dict]:
     config = read_config(path)
     servers = _pair_servers(rack, pair_name)
     events: list[dict] = []
-    if not pair["private_switch_up"]:
+    if not pair["private_switch_up"] and not topology.has_two_links(rack.state, pair_name):
+        # One link, on the private network: the two nodes cannot hear each other nor fence.
         for host in servers:
             rack.state["servers"][host]["cluster"] = "partitioned"
         return events
@@ -366,8 +388,17 @@ def reconcile(rack, pair_name: str) -> list[dict]:
             staged = Path(tmp.name)
         try:
             # The health agents' node attributes, then membership, probes and the transition.
+            # A node in standby runs no health agent: their stop deleted its attributes (as
+            # the real Pacemaker does), until it leaves standby and they start again.
             set_node_attributes(
-                path, staged, {host: _health_values(rack, config, host) for host in members}
+                path,
+                staged,
+                {
+                    host: dict.fromkeys(_health_values(rack, config, host))
+                    if host in view.standby
+                    else _health_values(rack, config, host)
+                    for host in members
+                },
             )
             run_args = ["-x", str(staged), "-O", str(staged)] + args
             result = run_tool("crm_simulate", run_args + (["-S"] if execute else ["-Q"]), path)
@@ -428,7 +459,8 @@ def _feature_set() -> str:
 
 def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]) -> None:
     """Write transient node attributes (what attrd_updater does for the health agents) into
-    the CIB status, creating a node's status entry if the cluster has none for it yet."""
+    the CIB status, creating a node's status entry if the cluster has none for it yet; a value
+    of None deletes the attribute."""
     tree = ET.parse(source)
     root = tree.getroot()
     ids = {n.get("uname"): n.get("id") for n in root.iterfind("./configuration/nodes/node")}
@@ -448,6 +480,10 @@ def set_node_attributes(source: Path, destination: Path, values: dict[str, dict]
             nvset = ET.SubElement(transient, "instance_attributes", id=f"status-{node_id}")
         for name, value in attributes.items():
             pair = next((nv for nv in nvset.findall("nvpair") if nv.get("name") == name), None)
+            if value is None:  # deleted, as attrd_updater -D
+                if pair is not None:
+                    nvset.remove(pair)
+                continue
             if pair is None:
                 pair = ET.SubElement(nvset, "nvpair", id=f"status-{node_id}-{name}", name=name)
             pair.set("value", str(value))

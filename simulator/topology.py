@@ -395,3 +395,37 @@ def mgs_available(state: dict) -> bool:
     if not mgt or not mgt.get("mounted_on"):
         return False
     return lnet_reachable(state, mgt["mounted_on"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the pair's cluster links (DESIGN §2: Corosync knet, link 0 on the management network, link 1
+# on the private heartbeat network)
+
+
+def has_two_links(state: dict, pair_name: str) -> bool:
+    """Every server of the pair has a management and a heartbeat address: its Corosync runs
+    two knet links, so losing the private network alone is not a split. A pair without them
+    has one link, on the private network (the imitation's older racks)."""
+    return all(
+        state["servers"][host].get("mgmt_address")
+        and state["servers"][host].get("heartbeat_address")
+        for host in state["pairs"][pair_name]["servers"]
+    )
+
+
+def heartbeat_link_up(state: dict, host: str, peer: str) -> bool:
+    """The link on the private heartbeat network between two servers: both ports and the
+    pair's private switch up."""
+    pair = state["pairs"][state["servers"][host]["pair"]]
+    return pair["private_switch_up"] and all(
+        state["servers"][name]["heartbeat_up"] for name in (host, peer)
+    )
+
+
+def fence_network_up(state: dict, server: dict) -> bool:
+    """Whether the partner can reach the server's BMC and PDU over the network. With two links
+    the BMCs and PDUs sit on the management network (DESIGN's rack), which no failure of the
+    private switch touches; on a one-link pair they share the private switch."""
+    return (
+        has_two_links(state, server["pair"]) or state["pairs"][server["pair"]]["private_switch_up"]
+    )

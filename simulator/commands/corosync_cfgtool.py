@@ -21,13 +21,14 @@ Once corosync.yml has written the server's /etc/corosync/corosync.conf, the link
 addresses are the file's (ring0_addr: link 0 on the management network, ring1_addr: link 1 on
 the private heartbeat network), one `LINK ID` block each, as Corosync 3.1 prints them. Link 0
 is connected while both servers run the cluster stack; link 1 (the last link) follows the
-private switch and heartbeat ports as above. `corosync-cfgtool -R` (reload the file) answers
-as Corosync does.
+private switch and heartbeat ports as above. A server racked with a `mgmt_address` and a
+`heartbeat_address` but no written file (a rack built without the playbooks) shows those two
+links the same way. `corosync-cfgtool -R` (reload the file) answers as Corosync does.
 """
 
 from __future__ import annotations
 
-from simulator import procfs
+from simulator import procfs, topology
 from simulator.commands import Context
 
 NOT_RUNNING = "Could not initialize corosync configuration API error 2"
@@ -40,13 +41,7 @@ def heartbeat_address(server: dict, node_id: int) -> str:
 
 
 def connected(state: dict, host: str, peer: str) -> bool:
-    pair = state["pairs"][state["servers"][host]["pair"]]
-    return pair["private_switch_up"] and all(
-        state["servers"][name]["state"] == "up"
-        and state["servers"][name]["pacemaker"]
-        and state["servers"][name]["heartbeat_up"]
-        for name in (host, peer)
-    )
+    return running(state, host, peer) and topology.heartbeat_link_up(state, host, peer)
 
 
 def written_links(ctx: Context) -> tuple[list[str], dict[str, list[str]]] | None:
@@ -92,6 +87,9 @@ def run(ctx: Context, argv: list[str]) -> int:
             nodes = written[0]
             local = nodes.index(ctx.host) + 1
             addresses = written[1][ctx.host]
+        elif server.get("mgmt_address") and server.get("heartbeat_address"):
+            # Built without corosync.yml (the fast path): the links its conf would have.
+            addresses = [server["mgmt_address"], server["heartbeat_address"]]
         else:
             addresses = [heartbeat_address(server, local)]
         lines = [f"Local node ID {local}, transport knet"]

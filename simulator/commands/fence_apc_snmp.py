@@ -4,8 +4,9 @@ it for the second fencing level: `--action=status` (or `monitor`).
 `fence_apc_snmp --ip=<PDU> --plug=<outlet> --username=U --password-script=S
 --snmp-version=3 --snmp-sec-level=authPriv ... --action=status` (long options with `=` or a
 separate value, or their short forms) answers from the rack: the server whose `pdu_outlet` is
-`<PDU>:<outlet>` is found; its PDU must be up (`pdu-down` fails it) and its pair's private
-network up (`private-switch-down`), else the agent times out as the real one does when snmpget
+`<PDU>:<outlet>` is found; its PDU must be up (`pdu-down` fails it) and, on a pair with one
+Corosync link, its pair's private network up (`private-switch-down`; a two-link pair's PDUs
+are on the management network), else the agent times out as the real one does when snmpget
 gets no answer. An outlet no server is on is a plug the PDU does not have. Status prints
 `Status: ON` (exit 0) or `Status: OFF` (exit 2, the server powered off); `monitor` prints
 nothing and exits 0 when the PDU answers. A failure is logged to stderr as fencing.py logs it
@@ -18,6 +19,7 @@ from __future__ import annotations
 import getopt
 import time
 
+from simulator import topology
 from simulator.commands import Context
 
 # fencing.py's own messages (fail(EC_TIMED_OUT), fail(EC_STATUS)).
@@ -78,7 +80,7 @@ def run(ctx: Context, argv: list[str]) -> int:
             return _fail(ctx, TIMED_OUT)  # no such PDU on the network
         server = next((s for s in on_pdu if s.get("pdu_outlet") == outlet), None)
         reachable = all(
-            s["pdu_up"] and state["pairs"][s["pair"]]["private_switch_up"]
+            s["pdu_up"] and topology.fence_network_up(state, s)
             for s in ([server] if server else on_pdu[:1])
         )
         if not reachable:

@@ -2,7 +2,8 @@
 
 `ipmitool -I lanplus -H <bmc address> -U user -P pass [-C 3] <command>` from the management
 server (DIR/bin) reaches the BMC of the server whose spec has that `bmc` address, if that BMC
-works and the pair's private network is up; otherwise, like the real tool, it fails with
+works and the network it sits on is up (the management network on a pair with two Corosync
+links; on a one-link pair, the pair's private network); otherwise, like the real tool, it fails with
 "Error: Unable to establish IPMI v2 / RMCP+ session" (exit 1). On a server without `-H` it
 talks to its own BMC. Commands: `chassis power status|on|off|cycle|reset|soft`, `chassis
 status`, `sdr [list|elist]`, `sensor [list]`, `mc info`. Powering a clustered server off or
@@ -18,7 +19,7 @@ from __future__ import annotations
 import getopt
 import subprocess
 
-from simulator import cluster, operations
+from simulator import cluster, operations, topology
 from simulator.commands import Context
 from simulator.counter_store import host_counters
 
@@ -125,8 +126,7 @@ def run(ctx: Context, argv: list[str]) -> int:
                 ctx.error(SESSION_ERROR)
                 return 1
             server = state["servers"][host]
-            pair = state["pairs"][server["pair"]]
-            if not (server["bmc_up"] and pair["private_switch_up"]):
+            if not (server["bmc_up"] and topology.fence_network_up(state, server)):
                 ctx.error(SESSION_ERROR)
                 return 1
         else:

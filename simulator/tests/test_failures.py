@@ -96,7 +96,8 @@ def test_server_crash_partner_fences_and_takes_over(clustered_rack, host_cmd):
     assert placement(clustered_rack, ["scratch-OST0000"]) == {"scratch-OST0000": "oss01"}
 
 
-def test_heartbeat_down_partner_fences_and_takes_over(clustered_rack, host_cmd):
+def test_one_link_heartbeat_down_partner_fences_and_takes_over(clustered_rack, host_cmd):
+    """A pair racked without link addresses has one Corosync link: losing it is a split."""
     failure = inject(clustered_rack, "heartbeat-down", server="oss01")
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
     assert [h["node"] for h in state(clustered_rack)["fence_history"]] == ["oss01"]
@@ -123,7 +124,11 @@ def test_lnet_down_targets_relocate_without_fencing(clustered_rack, host_cmd):
     assert int(pingd.stdout) > 0
 
 
-def test_private_switch_down_nothing_moves_and_fencing_is_impossible(clustered_rack, host_cmd):
+def test_one_link_private_switch_down_nothing_moves_and_fencing_is_impossible(
+    clustered_rack, host_cmd
+):
+    """One link, on the private network that the BMCs and PDUs share: no agreement, no
+    fencing."""
     failure = inject(clustered_rack, "private-switch-down", pair="ssu01")
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
     servers = state(clustered_rack)["servers"]
@@ -153,6 +158,82 @@ def test_private_switch_down_nothing_moves_and_fencing_is_impossible(clustered_r
     # fencing works again: the crashed node is fenced and its targets move
     assert placement(clustered_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
     clear(clustered_rack, crash["id"])
+
+
+@pytest.fixture
+def two_link_rack(clustered_rack):
+    """The clustered rack with ssu01 racked as DESIGN's recipe cables it: Corosync link 0 on
+    the management network, link 1 on the private heartbeat network."""
+    with Rack.open(clustered_rack) as rack:
+        for number, host in ((11, "oss01"), (12, "oss02")):
+            server = rack.state["servers"][host]
+            server.update(
+                mgmt_address=f"169.254.1.{number}", heartbeat_address=f"169.254.2.{number}"
+            )
+    return clustered_rack
+
+
+def links(host_cmd, host):
+    """Each knet link's state of the partner, as `corosync-cfgtool -s` prints it."""
+    shown = host_cmd(host, "corosync-cfgtool", "-s")
+    assert shown.returncode == 0, shown.stderr
+    words = [line.split()[-1] for line in shown.stdout.splitlines() if "nodeid:" in line]
+    return [word for word in words if word != "localhost"]
+
+
+def partner_power(host_cmd, bmc):
+    answer = host_cmd(
+        None, "ipmitool", "-I", "lanplus", "-H", bmc, "-U", "a", "-P", "b",
+        "chassis", "power", "status",
+    )  # fmt: skip
+    return answer.returncode, answer.stdout
+
+
+def crash_is_fenced_by_its_bmc(root):
+    """oss01 crashes: its BMC fences it and oss02 takes its targets."""
+    crash = inject(root, "server-crash", server="oss01")
+    assert [(h["node"], h["by"]) for h in state(root)["fence_history"]] == [("oss01", "bmc")]
+    assert placement(root, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss02")
+    return crash
+
+
+def test_two_links_one_heartbeat_port_down_is_not_a_split(two_link_rack, host_cmd):
+    """Measured on the real stack (Corosync 3.1.7, knet): link 1 disconnected, link 0
+    connected, one cluster, no fencing, nothing moves."""
+    assert links(host_cmd, "oss02") == ["connected", "connected"]
+    failure = inject(two_link_rack, "heartbeat-down", server="oss01")
+    assert links(host_cmd, "oss02") == ["connected", "disconnected"]
+    assert links(host_cmd, "oss01") == ["connected", "disconnected"]
+    assert placement(two_link_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
+    assert state(two_link_rack)["fence_history"] == []
+    _where, nodes = crm_placement(host_cmd)
+    assert nodes["oss01"]["online"] == nodes["oss02"]["online"] == "true"
+    # A crash meanwhile is still fenced and failed over: the cluster runs on link 0.
+    crash = crash_is_fenced_by_its_bmc(two_link_rack)
+    clear(two_link_rack, crash["id"])
+    clear(two_link_rack, failure["id"])
+    assert links(host_cmd, "oss02") == ["connected", "connected"]
+
+
+def test_two_links_private_switch_down_keeps_one_cluster_and_fencing(two_link_rack, host_cmd):
+    """Both heartbeat links down: one cluster over the management link, and the BMCs and PDUs,
+    on the management network, still fence (the real stack, measured)."""
+    failure = inject(two_link_rack, "private-switch-down", pair="ssu01")
+    for host in ("oss01", "oss02"):
+        assert links(host_cmd, host) == ["connected", "disconnected"]
+        assert state(two_link_rack)["servers"][host]["cluster"] == "online"
+    assert placement(two_link_rack, OSS01_TARGETS) == dict.fromkeys(OSS01_TARGETS, "oss01")
+    assert partner_power(host_cmd, "10.20.0.11") == (0, "Chassis Power is on\n")
+    pdu = host_cmd(
+        "oss02", "fence_apc_snmp", "--ip=pdu1", "--plug=11", "--username=u",
+        "--password-script=/bin/true", "--action=status",
+    )  # fmt: skip
+    assert (pdu.returncode, pdu.stdout) == (0, "Status: ON\n")
+    crash = crash_is_fenced_by_its_bmc(two_link_rack)
+    assert partner_power(host_cmd, "10.20.0.11") == (0, "Chassis Power is off\n")
+    clear(two_link_rack, crash["id"])
+    clear(two_link_rack, failure["id"])
+    assert links(host_cmd, "oss01") == ["connected", "connected"]
 
 
 def test_bmc_down_the_pdu_fences_instead(clustered_rack, host_cmd):
@@ -329,3 +410,22 @@ def test_cli_injects_and_clears(clustered_rack, kind):
     assert result.returncode == 0 and f"cleared {failure['id']}" in result.stdout
     assert state(clustered_rack)["servers"]["oss02"]["pdu_up"] is True
     assert state(clustered_rack)["failures"] == {}
+
+
+def node_attributes(host_cmd, node: str) -> dict[str, str]:
+    result = host_cmd("oss02", "crm_mon", "--output-as=xml", "--include=attributes")
+    root = ET.fromstring(result.stdout)
+    found = root.find(f"./node_attributes/node[@name='{node}']")
+    return {a.get("name"): a.get("value") for a in found} if found is not None else {}
+
+
+def test_standby_stops_the_health_agents_and_their_attributes_go(clustered_rack, host_cmd):
+    # As on the real Pacemaker: a node in standby runs no clone instance, and the health
+    # agents' stop deletes pingd and lustred; out of standby they are set again.
+    assert {"pingd", "lustred"} <= set(node_attributes(host_cmd, "oss01"))
+    standby = ["crm_attribute", "--node", "oss01", "--name", "standby", "--update"]
+    assert host_cmd("oss01", *standby, "on").returncode == 0
+    assert not {"pingd", "lustred"} & set(node_attributes(host_cmd, "oss01"))
+    assert set(placement(clustered_rack, OSS01_TARGETS).values()) == {"oss02"}
+    assert host_cmd("oss01", *standby, "off").returncode == 0
+    assert {"pingd", "lustred"} <= set(node_attributes(host_cmd, "oss01"))

@@ -177,10 +177,11 @@ def _fencing(node: Node, server: ServerFacts, bmc_said: bool) -> list[str]:
     lost = []
     if levels["bmc"] is False and not bmc_said:
         if levels["pdu"] is None:
-            # The PDU is not polled: a lost heartbeat says the private network is down too.
+            # The PDU is not polled: a heartbeat lost altogether says the private network is
+            # down too (with two links, one still heard is the management network working).
             whole = (
                 "with the heartbeat down too, it cannot be fenced"
-                if server.heartbeat_up is False
+                if server.heartbeat_up is False and not server.partner_heard
                 else "only the PDU can fence it"
             )
             lost.append(f"{bmc}: {whole}")
@@ -245,13 +246,16 @@ def _paths(
     elif server.heartbeat_up is False and all(not _absent(p, now, limits) for p in partners):
         # With the partner down the lost ring is the partner's absence, said on the partner.
         names = ", ".join(p.hostname for p in partners) or "its partner"
-        found.append(
-            (
-                ORANGE,
-                f"its heartbeat (corosync ring) to {names} is down: the pair cannot agree",
-                True,
+        if server.partner_heard:
+            # Corosync knet with two links: the other one still carries the cluster (DESIGN
+            # §2's recipe), so the pair agrees and can fence, with no link to spare.
+            reason = (
+                f"one of its corosync links to {names} is down (a heartbeat cable or the "
+                "private switch): the cluster runs on the other link alone"
             )
-        )
+        else:
+            reason = f"its heartbeat (corosync ring) to {names} is down: the pair cannot agree"
+        found.append((ORANGE, reason, True))
     found += _sas_paths(server)
     return found
 

@@ -1,9 +1,12 @@
 """The rows of the failure matrix (DESIGN.md §2), and a hot CPU and a hot room, injected
 one at a time with the simulator on one clustered virtual rack whose servers run the product's
-sensor agent: each gives the matrix's colours through GET /api/v1/health/, with reasons that
-name the cause as the servers' own tools report it (corosync's heartbeat, LNet, the multipath
-SAS paths, the BMC's chassis power and temperatures, the PDU fence agent's status, drives,
-controllers), and each clears back to green, after the operator's failback (the console's job)
+sensor agent (its SSU cabled as the Pacemaker recipe says: Corosync link 0 on the management
+network, link 1 on the private heartbeat network, the BMCs and PDUs on the management network;
+simulator/IMITATION.md compares the rows with a real cluster's): each gives the matrix's
+colours through GET /api/v1/health/, with reasons that name the cause as the servers' own
+tools report it (corosync's heartbeat links, LNet, the multipath SAS paths, the BMC's chassis
+power and temperatures, the PDU fence agent's status, drives, controllers), and each clears
+back to green, after the operator's failback (the console's job)
 where Pacemaker moved targets.
 
 With the default alert rules (their durations shortened in proportion) and a real SMTP server
@@ -24,8 +27,13 @@ from portal.alerts.services.outbox import deliver_due
 from portal.console.choices import Act
 from portal.console.services import Author, Refused, cluster
 from portal.health import tasks as health_tasks
-from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
+from portal.health.tests.conftest import (
+    SENSOR_INTERVAL,
+    load_spec,
+    virtual_rack_thresholds,
+)
 from portal.health.tests.test_health_on_virtual_rack import api_nodes, wait_for
+from portal.health.tests.virtual_rack import VirtualRack
 from portal.inventory.models import Server
 from portal.jobs.choices import JobState
 from portal.jobs.models import Job
@@ -37,6 +45,27 @@ OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
 # A server that lost every SAS path queues its I/O this long before its partner fences it:
 # long enough for its sensor to report the lost paths first, as a real one would.
 MULTIPATH_QUEUE = 2 * SENSOR_INTERVAL + 1
+
+
+LINK_DOWN = "one of its corosync links to {partner} is down (a heartbeat cable or the private"
+
+
+def two_link_specs() -> list[dict]:
+    """The MDS pair and the reference SSU, the SSU's servers with their two Corosync links'
+    addresses (link-local, as the demo rack's)."""
+    ssu = load_spec("reference_ssu")
+    for number, server in zip((11, 12), ssu["servers"], strict=True):
+        server.update(mgmt_address=f"169.254.1.{number}", heartbeat_address=f"169.254.2.{number}")
+    return [load_spec("mds_pair"), ssu]
+
+
+@pytest.fixture
+def virtual_rack(tmp_path):
+    """The reference rack (conftest's), its SSU with two Corosync links."""
+    rack = VirtualRack(tmp_path / "rack", two_link_specs(), interval=SENSOR_INTERVAL)
+    rack.build()
+    yield rack
+    rack.stop()
 
 
 def on_partner(labels: list[str]) -> dict:
@@ -54,13 +83,16 @@ ROWS = [
         True,
     ),
     (
+        # One of two knet links: still one cluster, nothing moves, nobody is fenced; both ends
+        # of the link report it.
         "heartbeat-down",
         {"server": "oss01"},
         {
-            ("server", "oss01"): ("red", "oss02 has lost the heartbeat (corosync) to it"),
-            **on_partner(OSS01_OSTS),
+            ("server", "oss01"): ("orange", LINK_DOWN.format(partner="oss02")),
+            ("server", "oss02"): ("orange", LINK_DOWN.format(partner="oss01")),
+            ("target", "scratch-OST0000"): "green",
         },
-        True,
+        False,
     ),
     (
         "lnet-down",
@@ -72,14 +104,14 @@ ROWS = [
         True,
     ),
     (
+        # Both heartbeat links: one cluster over the management link, the BMCs and PDUs still
+        # answer (they could fence), the pair down to one link.
         "private-switch-down",
         {"pair": "ssu01"},
         {
-            # Neither its BMC nor its PDU answers the partner: neither server can be fenced.
-            ("server", "oss01"): ("red", "cannot be fenced: its BMC does not answer oss02"),
-            ("server", "oss02"): ("red", "and PDU pdu2 outlet 3 does not answer oss01's"),
-            # The cause they share, named once for the pair.
-            ("ssu", "ssu01"): ("red", "its private network is down (the pair's switch"),
+            ("server", "oss01"): ("orange", LINK_DOWN.format(partner="oss02")),
+            ("server", "oss02"): ("orange", LINK_DOWN.format(partner="oss01")),
+            ("ssu", "ssu01"): ("orange", "oss01: one of its corosync links to oss02 is down"),
             ("target", "scratch-OST0000"): "green",
         },
         False,

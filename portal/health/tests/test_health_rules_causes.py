@@ -96,10 +96,11 @@ def test_redundancy_flags_name_a_partial_sas_path_and_a_lost_heartbeat_ring():
     rack = healthy_paths(make_rack())
     oss01 = server(rack, "oss01")
     oss01.sas_paths = {"ssu01-a/1": False, "ssu01-a/2": True}
-    oss01.heartbeat_up = False
+    oss01.heartbeat_up = False  # one of two knet links: oss02 is still heard on the other
     node = nodes(rack)[("server", "oss01")]
     assert node.summary["redundancy"] == [
-        "its heartbeat (corosync ring) to oss02 is down: the pair cannot agree",
+        "one of its corosync links to oss02 is down (a heartbeat cable or the private switch): "
+        "the cluster runs on the other link alone",
         "1 of its 2 SAS paths to ssu01-a is down (multipath): multipath carries on over the other",
     ]
     # Every path lost is not a lost redundant part but the server's service: no flag.

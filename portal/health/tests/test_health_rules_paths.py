@@ -66,6 +66,24 @@ def test_private_switch_down_both_servers_orange_and_unfenceable():
         ]
 
 
+def test_private_switch_down_with_two_corosync_links_both_orange_still_fenceable():
+    """Two knet links (management and private networks): each server still hears its partner
+    on link 0 and reaches its BMC, so the pair agrees and can fence, down to one link."""
+    rack = healthy_paths(make_rack())
+    for host in ("oss01", "oss02"):
+        server(rack, host).heartbeat_up = False  # link 1 disconnected, partner_heard kept
+    found = nodes(rack)
+    for host, partner in (("oss01", "oss02"), ("oss02", "oss01")):
+        assert found[("server", host)].status == ORANGE
+        reason = (
+            f"one of its corosync links to {partner} is down (a heartbeat cable or the private "
+            "switch): the cluster runs on the other link alone"
+        )
+        assert found[("server", host)].reasons == [reason]
+        assert found[("server", host)].summary["redundancy"] == [reason]  # the alert's flag
+    assert found[("pair", "ssu01")].status == ORANGE
+
+
 def test_lnet_down_names_lnetctl_and_the_partner_that_cannot_ping_it():
     rack = healthy_paths(make_rack())
     server(rack, "oss01").lnet_up = False
