@@ -35,11 +35,14 @@ from simulator import failures, provision, realcluster
 from simulator.rack import Rack
 from simulator.state import RackError
 
-pytestmark = pytest.mark.skipif(
+# Also the mark of the portal's tests on a real pair.
+NEEDS_REAL_CLUSTERS = pytest.mark.skipif(
     os.geteuid() != 0 or bool(realcluster.missing_tools()),
     reason="needs root and corosync, pacemaker, fence-agents, openipmi, ipmitool",
 )
+pytestmark = NEEDS_REAL_CLUSTERS
 
+# The pair on the rack's management (169.254.1.0/24) and heartbeat (169.254.2.0/24) networks.
 ADDRESSES = {
     "mds01": {"mgmt_address": "169.254.1.1", "heartbeat_address": "169.254.2.1",
               "bmc": "169.254.1.101"},

@@ -11,7 +11,6 @@ cluster, and each what-if the console shows before an act is what the real clust
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -33,24 +32,10 @@ from portal.jobs.services import create_job
 from portal.jobs.worker import run_job
 from portal.wizard.tests.conftest import on_host, simulator
 from simulator import realcluster
+from simulator.tests.test_real_cluster import ADDRESSES, NEEDS_REAL_CLUSTERS
 
-pytestmark = [
-    pytest.mark.services,
-    pytest.mark.django_db,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or bool(realcluster.missing_tools()),
-        reason="needs root and corosync, pacemaker, fence-agents, openipmi, ipmitool",
-    ),
-]
-
-# The pair on the rack's management (169.254.1.0/24) and heartbeat (169.254.2.0/24) networks.
-LINKS = {
-    "mds01": {"mgmt_address": "169.254.1.1", "heartbeat_address": "169.254.2.1",
-              "bmc": "169.254.1.101"},
-    "mds02": {"mgmt_address": "169.254.1.2", "heartbeat_address": "169.254.2.2",
-              "bmc": "169.254.1.102"},
-}  # fmt: skip
-TARGETS = ("MGS", "scratch-MDT0000")
+pytestmark = [pytest.mark.services, pytest.mark.django_db, NEEDS_REAL_CLUSTERS]
+LINKS = ADDRESSES  # mds01 and mds02 on the rack's two link-local networks
 INTERVAL = 2  # seconds between sensor rounds
 WITHIN = 120
 MOVE = re.compile(r"^(\S+): (\S+) → (\S+)$")
