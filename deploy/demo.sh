@@ -116,7 +116,7 @@ start)
             esac
         done
         if [ "$real" = yes ]; then
-            say "mds01 and ssu01 have real clusters: Corosync, Pacemaker and ipmi_sim BMCs in namespaces (about 1 GiB of memory and a tenth of a core); ssu02's is the imitation"
+            say "mds01 and ssu01 have real clusters: Corosync, Pacemaker and ipmi_sim BMCs in namespaces (about 0.9 GiB of memory, a fifth of a core when busy); ssu02's is the imitation"
         else
             say "the demo's clusters are the imitation: $real"
         fi
