@@ -61,6 +61,16 @@ SPEC = {
     "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
 }  # fmt: skip
 REPO = Path(__file__).resolve().parents[2]
+
+
+def real_plan() -> dict:
+    """SPEC's plan with the pair's link-local addresses (what mark_real requires)."""
+    plan = make_plan(SPEC)
+    for server in plan["servers"]:
+        server.update(ADDRESSES[server["hostname"]])
+    return plan
+
+
 PLAYBOOKS = ("corosync.yml", "ha.yml")
 
 
@@ -123,9 +133,7 @@ def _provision(rack_root: Path, plan: dict, work: Path, playbook: str):
 def real_pair(tmp_path_factory):
     rack_root = tmp_path_factory.mktemp("real-rack") / "rack"
     work = tmp_path_factory.mktemp("real-rack-ansible")
-    plan = make_plan(SPEC)
-    for server in plan["servers"]:
-        server.update(ADDRESSES[server["hostname"]])
+    plan = real_plan()
     with Rack.open(rack_root, create=True) as rack:
         rack.add(plan)
         realcluster.mark_real(rack.state, "mds01")
@@ -347,9 +355,7 @@ def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(rea
 
 
 def test_a_real_pair_needs_its_addresses_on_the_racks_two_networks(tmp_path):
-    plan = make_plan(SPEC)
-    for server in plan["servers"]:
-        server.update(ADDRESSES[server["hostname"]])
+    plan = real_plan()
     plan["servers"][1]["heartbeat_address"] = "10.31.0.2"
     with Rack.open(tmp_path / "rack", create=True) as rack:
         rack.add(plan)

@@ -11,12 +11,11 @@ import sys
 
 import pytest
 
-from provisioning.planner import make_plan
 from simulator import failures, operations, realcluster
 from simulator.rack import REPO_ROOT, Rack
 from simulator.realcluster import network, pdu
 from simulator.state import RackError
-from simulator.tests.test_real_cluster import ADDRESSES, SPEC
+from simulator.tests.test_real_cluster import ADDRESSES, real_plan
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and ip netns"
@@ -37,9 +36,7 @@ def test_the_unit_verb_without_arguments_prints_its_usage():
 def wired(tmp_path):
     """A real pair racked and cabled (switch, servers, BMCs), nothing powered."""
     root = tmp_path / "rack"
-    plan = make_plan(SPEC)
-    for server in plan["servers"]:
-        server.update(ADDRESSES[server["hostname"]])
+    plan = real_plan()
     with Rack.open(root, create=True) as rack:
         rack.add(plan)
         realcluster.mark_real(rack.state, "mds01")
