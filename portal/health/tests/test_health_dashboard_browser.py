@@ -11,6 +11,7 @@ import time
 
 import pytest
 from django.conf import settings
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from portal import influxdb as influx
 from portal.conftest import celery_beat
@@ -25,6 +26,25 @@ REFRESH_SECONDS = 1
 # Two sensor rounds, then the next evaluation and the next refresh of the page, plus slack for
 # a 2-core machine running all of it.
 WITHIN = 2 * SENSOR_INTERVAL + EVALUATE_SECONDS + REFRESH_SECONDS + 4
+
+
+FINISHED = ", ".join(
+    f'#job-progress section.job[data-state="{state}"]'
+    for state in ("succeeded", "failed", "errored", "interrupted")
+)
+
+
+def wait_for_job_end(page, seconds: int = 180) -> None:
+    """Wait until the job on the page has ended; if it did not succeed, say its state and why."""
+    try:
+        page.wait_for_selector(FINISHED, timeout=seconds * 1000)
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"the job had not ended after {seconds} s: {page.locator('#job-progress').inner_text()}"
+        ) from None
+    job = page.locator("#job-progress")
+    state = job.locator("section.job").get_attribute("data-state")
+    assert state == "succeeded", f"the job ended {state}: {job.inner_text()}"
 
 
 @pytest.fixture
@@ -221,7 +241,7 @@ def test_the_dashboard_follows_failures_and_the_console_mends_them(
     assert "scratch-OST0000: oss02 → oss01" in operator.locator("#what-if-moves").inner_text()
     shot(operator, "console-2-failback-what-if")
     operator.click("#confirm-act")
-    operator.wait_for_selector('#job-progress section.job[data-state="succeeded"]', timeout=120_000)
+    wait_for_job_end(operator)
     assert "12 targets home" in operator.locator("#job-outcome").inner_text()
     shot(operator, "console-3-failback-done")
     wait_for_colours(page, {("filesystem", "scratch"): "green"}, seconds=WITHIN + 10)
