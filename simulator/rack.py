@@ -115,17 +115,20 @@ class Rack:
         except KeyError:
             raise RackError(f"unknown server {host}") from None
 
-    def install_commands(self) -> None:
-        """Write the command wrappers into every host's bin/ and the rack's own bin/."""
+    def install_commands(self, *, direct: bool = False) -> None:
+        """Write the command wrappers into every host's bin/ and the rack's own bin/;
+        ``direct``: each call a new Python, never the dispatcher (the benchmark's "before")."""
         from simulator import realcluster  # imports the rack: only here
 
         real = set(realcluster.real_hosts(self.state))
         for host in self.state["servers"]:
             bin_dir = procfs.host_root(self.root, host) / "bin"
             for name, module in HOST_COMMANDS.items():
-                _write_wrapper(bin_dir / name, self.root, host, module, name, host in real)
+                _write_wrapper(
+                    bin_dir / name, self.root, host, module, name, direct or host in real
+                )
         for name, module in RACK_COMMANDS.items():
-            _write_wrapper(self.root / "bin" / name, self.root, None, module, name)
+            _write_wrapper(self.root / "bin" / name, self.root, None, module, name, direct)
         for host in real:
             realcluster.shims.install(self.root, host)  # the real tools, over the imitation's
 
