@@ -184,3 +184,26 @@ def test_a_dispatcher_stops_when_its_rack_is_removed(built_rack, tmp_path):
     shutil.rmtree(built_rack)
     process.wait(15)  # it noticed by itself
     assert process.returncode == 0
+
+
+def test_a_command_whose_caller_gave_up_is_stopped(built_rack, dispatcher):
+    # A sensor's timeout kills the wrapper: the command it handed over stops too.
+    latency.save(built_rack, {"lctl": 60})
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run_with_timeout(built_rack, ["lctl", "get_param", "-n", "version"], 0.5)
+
+    def children() -> list[str]:
+        listing = subprocess.run(
+            ["ps", "--ppid", str(dispatcher.pid), "-o", "pid="], capture_output=True, text=True
+        )
+        return listing.stdout.split()
+
+    assert _wait(lambda: not children(), 5)
+
+
+def _run_with_timeout(rack: Path, argv: list[str], seconds: float) -> None:
+    subprocess.run(
+        [str(rack / "hosts" / "oss01" / "bin" / argv[0]), *argv[1:]],
+        capture_output=True,
+        timeout=seconds,
+    )
