@@ -207,3 +207,27 @@ def _run_with_timeout(rack: Path, argv: list[str], seconds: float) -> None:
         capture_output=True,
         timeout=seconds,
     )
+
+
+def test_without_a_c_compiler_the_python_client_hands_the_command_over(
+    built_rack, dispatcher, monkeypatch
+):
+    monkeypatch.setattr(dispatch, "_compiled_client", lambda: None)
+    wrapper = built_rack / "lctl-python-client"
+    wrapper.write_text(dispatch.wrapper_text(built_rack, "oss01", "lctl", "lctl"))
+    wrapper.chmod(0o755)
+    assert "dispatch_client.py" in wrapper.read_text()
+    result = subprocess.run([str(wrapper), "get_param", "-n", "version"], capture_output=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"2.15.4\n", b"")
+    result = subprocess.run([str(wrapper), "get_param", "no.such.param"], capture_output=True)
+    assert result.returncode == 2 and b"No such file or directory" in result.stderr
+    # With no fallback interpreter, only the dispatcher can have answered.
+    env = dict(os.environ, OSTARA_RACK=str(built_rack), OSTARA_HOST="oss01")
+    client = [sys.executable, "-S", "-I", str(dispatch.PYTHON_CLIENT)]
+    sock = str(dispatch.socket_path(built_rack))
+    result = subprocess.run(
+        [*client, sock, "/nonexistent/python", "lctl", "get_param", "-n", "version"],
+        capture_output=True,
+        env=env,
+    )
+    assert (result.returncode, result.stdout) == (0, b"2.15.4\n")
