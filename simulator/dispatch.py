@@ -50,7 +50,7 @@ SOCKET = "dispatch.sock"
 CLIENT_SOURCE = HERE / "dispatch_client.c"
 PYTHON_CLIENT = HERE / "dispatch_client.py"
 CLIENT_NAME = ".dispatch-client"  # in the rack's bin/
-MAGIC = b"OSTARA1\0"
+MAGIC = b"OSTARA2\0"  # the request format's version (dispatch_client.c)
 WATCH_SECONDS = 1.0  # how often the dispatcher checks that its rack and parent are still here
 
 
@@ -95,10 +95,12 @@ def client_command(root: Path) -> list[str]:
         built = None
     if built is None:
         return [sys.executable, "-S", "-I", str(PYTHON_CLIENT)]
-    copy = Path(root) / "bin" / CLIENT_NAME
-    if not copy.exists() or copy.stat().st_size != built.stat().st_size:
+    copy = Path(root) / "bin" / f"{CLIENT_NAME}-{built.name.removeprefix('client-')}"
+    if not copy.exists():
         copy.parent.mkdir(parents=True, exist_ok=True)
-        staging = copy.with_name(f"{CLIENT_NAME}.{os.getpid()}")
+        for old in copy.parent.glob(f"{CLIENT_NAME}-*"):
+            old.unlink(missing_ok=True)  # an older version's
+        staging = copy.with_name(f".staging-{os.getpid()}")
         shutil.copy2(built, staging)
         os.replace(staging, copy)
     return [str(copy)]
@@ -200,7 +202,9 @@ def _connect(sock: socket.socket, path: Path) -> None:
         os.close(saved)
 
 
-def _read_request(conn: socket.socket) -> tuple[list[int], str, list[str], dict[str, str]]:
+def _read_request(
+    conn: socket.socket,
+) -> tuple[list[int], str, int, list[str], dict[str, str]]:
     head, fds, _flags, _addr = socket.recv_fds(conn, 12, 3)
     while len(head) < 12:
         more = conn.recv(12 - len(head))
@@ -217,10 +221,10 @@ def _read_request(conn: socket.socket) -> tuple[list[int], str, list[str], dict[
             raise ConnectionError("short request")
         body += chunk
     fields = [os.fsdecode(field) for field in bytes(body).split(b"\0")[:-1]]
-    cwd, count = fields[0], int(fields[1])
-    argv = fields[2 : 2 + count]
-    env = dict(entry.partition("=")[::2] for entry in fields[2 + count :])
-    return fds, cwd, argv, env
+    cwd, mask, count = fields[0], int(fields[1], 8), int(fields[2])
+    argv = fields[3 : 3 + count]
+    env = dict(entry.partition("=")[::2] for entry in fields[3 + count :])
+    return fds, cwd, mask, argv, env
 
 
 def _streams(template: io.TextIOWrapper, fd: int, mode: str, line: bool) -> io.TextIOWrapper:
@@ -240,7 +244,7 @@ def _exit_code(stop: SystemExit) -> int:
     return 1
 
 
-def _child(fds: list[int], cwd: str, argv: list[str], env: dict[str, str]) -> None:
+def _child(fds: list[int], cwd: str, mask: int, argv: list[str], env: dict[str, str]) -> None:
     """In the forked child: become the command `python -m simulator.commands ARGV` and exit."""
     from simulator import commands
 
@@ -260,6 +264,7 @@ def _child(fds: list[int], cwd: str, argv: list[str], env: dict[str, str]) -> No
         os.chdir(cwd)
     except OSError:
         pass  # a caller's removed directory: Python starts there all the same
+    os.umask(mask)  # the files it writes get the caller's permissions
     os.environ.clear()
     os.environ.update(env)
     sys.argv = [str(HERE / "commands" / "__main__.py"), *argv]
@@ -373,7 +378,7 @@ class Dispatcher:
         fds: list[int] = []
         try:
             conn.settimeout(5.0)
-            fds, cwd, argv, env = _read_request(conn)
+            fds, cwd, mask, argv, env = _read_request(conn)
             if len(fds) != 3 or not argv:
                 raise ConnectionError("incomplete request")
         except (OSError, ValueError, IndexError):
@@ -391,7 +396,7 @@ class Dispatcher:
                     other.close()
                 conn.close()
             finally:
-                _child(fds, cwd, argv, env)
+                _child(fds, cwd, mask, argv, env)
         for fd in fds:
             os.close(fd)
         conn.setblocking(False)

@@ -9,9 +9,9 @@
  * the command the direct way, `PYTHON -m simulator.commands NAME ARGS...`: never a broken
  * command. Compiled once per source version by simulator/dispatch.py (gcc or cc).
  *
- * Request: "OSTARA1\0", then a 4-byte length (native order) and that many bytes of
- * NUL-terminated strings: cwd, argument count, NAME, ARGS..., then the environment's
- * "KEY=VALUE" entries. Answer: 4 bytes, the exit code (>= 0) or minus the signal number.
+ * Request: "OSTARA2\0", then a 4-byte length (native order) and that many bytes of
+ * NUL-terminated strings: cwd, umask (octal), argument count, NAME, ARGS..., then the
+ * environment's "KEY=VALUE" entries. Answer: 4 bytes, the exit code (>= 0) or minus the signal number.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -119,16 +120,20 @@ int main(int argc, char **argv) {
 
     size_t len = 0, cap = 4096;
     char *body = malloc(cap);
-    char number[32];
+    char number[32], mask[16];
     snprintf(number, sizeof number, "%d", count);
-    int bad = !body || append(&body, &len, &cap, cwd) || append(&body, &len, &cap, number);
+    mode_t old = umask(022);
+    umask(old);
+    snprintf(mask, sizeof mask, "%o", (unsigned)old);
+    int bad = !body || append(&body, &len, &cap, cwd) || append(&body, &len, &cap, mask) ||
+              append(&body, &len, &cap, number);
     for (int i = 0; !bad && i < count; i++) bad = append(&body, &len, &cap, command[i]);
     for (char **env = environ; !bad && *env; env++) bad = append(&body, &len, &cap, *env);
     if (bad) direct(python, count, command);
 
     /* The header, the length and our stdin/stdout/stderr in one message. */
     char head[12];
-    memcpy(head, "OSTARA1", 8);
+    memcpy(head, "OSTARA2", 8);
     uint32_t size = (uint32_t)len;
     memcpy(head + 8, &size, 4);
     struct iovec iov = {.iov_base = head, .iov_len = sizeof head};

@@ -38,11 +38,13 @@ def main() -> int:
     if sock is None:
         direct(python, command)
     argv = [os.fsencode(arg) for arg in command]
-    fields = [os.getcwdb(), str(len(argv)).encode(), *argv]
+    mask = os.umask(0o22)
+    os.umask(mask)
+    fields = [os.getcwdb(), b"%o" % mask, str(len(argv)).encode(), *argv]
     fields += [key + b"=" + value for key, value in os.environb.items()]
     body = b"".join(field + b"\0" for field in fields)
     try:
-        socket.send_fds(sock, [b"OSTARA1\0" + struct.pack("=I", len(body))], [0, 1, 2])
+        socket.send_fds(sock, [b"OSTARA2\0" + struct.pack("=I", len(body))], [0, 1, 2])
     except OSError:
         direct(python, command)
     try:

@@ -82,7 +82,7 @@ def test_a_command_reading_stdin_gets_it_through_the_dispatcher(built_rack, disp
 
 def test_the_dispatcher_runs_the_command_not_a_new_python(built_rack, dispatcher):
     # The client's fallback interpreter does not exist: only the dispatcher can answer.
-    client = built_rack / "bin" / dispatch.CLIENT_NAME
+    (client,) = (built_rack / "bin").glob(f"{dispatch.CLIENT_NAME}-*")
     env = dict(os.environ, OSTARA_RACK=str(built_rack), OSTARA_HOST="oss01")
     argv = [str(client), str(dispatch.socket_path(built_rack)), "/nonexistent/python", "lctl"]
     result = subprocess.run([*argv, "get_param", "-n", "version"], capture_output=True, env=env)
