@@ -11,7 +11,8 @@
  *
  * Request: "OSTARA2\0", then a 4-byte length (native order) and that many bytes of
  * NUL-terminated strings: cwd, umask (octal), argument count, NAME, ARGS..., then the
- * environment's "KEY=VALUE" entries. Answer: 4 bytes, the exit code (>= 0) or minus the signal number.
+ * environment's "KEY=VALUE" entries. Answer: 4 bytes, the exit code (>= 0) or minus the
+ * signal number.
  */
 #include <errno.h>
 #include <fcntl.h>
