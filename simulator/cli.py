@@ -3,6 +3,7 @@
     python -m simulator add     --rack DIR SPEC.json [--build]  rack and cable an SSU/MDS pair
     python -m simulator serve   --rack DIR [--interval 10] [--speed 1] [--scenario NAME]
                                       [--multipath-queue SECONDS] [--rebuild-seconds N]
+                                      [--latency real|none|NAME=SECONDS,...] [--no-dispatcher]
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
@@ -36,7 +37,7 @@ import time
 from pathlib import Path
 
 from provisioning.planner import SpecError, make_plan
-from simulator import failures, provision, realcluster, scenarios
+from simulator import dispatch, failures, latency, provision, realcluster, scenarios
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 from simulator.scenarios import SCENARIOS
@@ -134,8 +135,11 @@ def cmd_serve(args) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    delays = None if args.latency is None else latency.parse(args.latency)  # before any change
     with Rack.open(args.rack, create=True, writer=writer) as rack:
         rack.install_commands()
+        if delays is not None:
+            latency.save(rack.root, delays)
         _collect_stale_trees()
         trees = _choose_trees(args)
         if trees != rack.state.get("trees"):
@@ -160,6 +164,16 @@ def cmd_serve(args) -> int:
         if realcluster.real_hosts(rack.state):
             # BMCs and cables do not survive a reboot of the machine: put them back.
             realcluster.start(rack.root, rack.state)
+    # The commands' resident dispatcher lives as long as this process serves the rack (not
+    # worth its start for a single refresh).
+    dispatcher = None if args.no_dispatcher or args.once else dispatch.start(args.rack)
+    try:
+        return _serve_loop(args, writer, store, stop)
+    finally:
+        dispatch.stop(dispatcher)
+
+
+def _serve_loop(args, writer: TreeWriter, store: dict, stop: dict) -> int:
     print(
         f"serving virtual rack {Path(args.rack).resolve()} every {args.interval:g} s "
         f"(speed x{args.speed:g})",
@@ -449,6 +463,19 @@ def build_parser() -> argparse.ArgumentParser:
         "default, or 0: a whole drive at about 150 MB/s, hours)",
     )
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
+    serve.add_argument(
+        "--latency",
+        metavar="SETTING",
+        help="how long the virtual commands take (wall time, no CPU; kept in the rack): "
+        "'real' (SMcli 2.5 s, ipmitool 1 s, ipmitool chassis 0.3 s, fence_apc_snmp 0.3 s), "
+        "'none', or NAME=SECONDS[,NAME:WORD=SECONDS...] e.g. SMcli=2.5,ipmitool=1 "
+        "(default: as kept, none for a new rack)",
+    )
+    serve.add_argument(
+        "--no-dispatcher",
+        action="store_true",
+        help="run every virtual command as a new Python process (no resident dispatcher)",
+    )
     trees = serve.add_mutually_exclusive_group()
     trees.add_argument(
         "--trees-in-memory",
