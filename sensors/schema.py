@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND
+
 # --- tag names --------------------------------------------------------------------------------
 
 SERVER = "server"
@@ -110,6 +112,16 @@ MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
 BMC_POWER_FIELDS = ("answered", "power_on")
 PDU_POWER_FIELDS = ("answered", "power_on")
+# The collectors that run on an interval of their own (sensors.collect), and the seconds
+# between their runs when the sensor does not say (its `<collector>_interval` field does).
+SCHEDULED_COLLECTORS = tuple(name for name in COLLECTORS if name not in EVERY_ROUND)
+COLLECTOR_INTERVALS = dict(DEFAULT_INTERVALS)
+# Each one's last run's duration, seconds overdue (0 when its last run finished within its
+# interval) and interval in effect.
+SCHEDULE_SUFFIXES = ("seconds", "late", "interval")
+SCHEDULE_FIELDS = tuple(
+    f"{name}_{suffix}" for name in SCHEDULED_COLLECTORS for suffix in SCHEDULE_SUFFIXES
+)
 SENSOR_FIELDS = (
     "spooled_points",
     "dropped_points",
@@ -117,6 +129,7 @@ SENSOR_FIELDS = (
     "parse_errors",
     "collect_seconds",
     "points",
+    *SCHEDULE_FIELDS,
 )
 
 # --- measurements -----------------------------------------------------------------------------
