@@ -170,6 +170,33 @@ BMC_POWER = Measurement("bmc_power", (SERVER, POLLED_BY), BMC_POWER_FIELDS)
 PDU_POWER = Measurement("pdu_power", (SERVER, POLLED_BY), PDU_POWER_FIELDS)
 SENSOR_MEASUREMENT = Measurement("sensor", (SERVER,), SENSOR_FIELDS)
 
+# The collectors that write a measurement on an interval of their own, the first a server runs
+# first: how often a server reports it is that collector's `<collector>_interval` in its
+# `sensor` point, or its default (COLLECTOR_INTERVALS). The array's state comes from the REST
+# collector (`santricity`) or from SMcli (`array`).
+MEASUREMENT_COLLECTORS = {
+    BMC.name: ("bmc",),
+    ARRAY_MEASUREMENT.name: ("santricity", "array"),
+    BMC_POWER.name: ("partner_bmc",),
+    PDU_POWER.name: ("partner_pdu",),
+    MULTIPATH.name: ("multipath",),
+    CLUSTER.name: ("cluster",),
+    LNET.name: ("lnet",),
+}
+
+
+def interval_field(collector: str) -> str:
+    """The `sensor` point's field with a collector's interval in effect (`bmc_interval`)."""
+    return f"{collector}_interval"
+
+
+def default_interval(measurement: str) -> float | None:
+    """Seconds between a measurement's points when its sensor does not say; None: every
+    round of the sensor."""
+    collectors = MEASUREMENT_COLLECTORS.get(measurement, ())
+    return COLLECTOR_INTERVALS.get(collectors[-1]) if collectors else None
+
+
 MEASUREMENTS = {
     m.name: m
     for m in (
