@@ -73,7 +73,7 @@ class Collector:
         elif array_source is None and config.array_command:
             self.array_source = CommandArraySource(config.array_command, timeout)
         self.outside = {
-            name: Outside(name, run, config.interval_of(name), config.timeout_of(name))
+            name: Outside(name, run, float(config.interval_of(name)), config.timeout_of(name))
             for name, run in self._outside_collectors().items()
             if name in config.collectors
         }
