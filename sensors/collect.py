@@ -123,7 +123,9 @@ class Collector:
         found = {"ost": 0, "mdt": 0}
         self.jobs.new_round()
         tick = timestamp_ms / 1000
-        ran = self._start_due(rnd, tick)
+        # What finished since the last round's deadline first: a run done is free to start.
+        ran = self._finished(rnd)
+        ran |= self._start_due(rnd, tick)
         for kind in ("ost", "mdt"):
             if kind in wanted:
                 found[kind] = (

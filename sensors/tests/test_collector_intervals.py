@@ -97,26 +97,25 @@ def test_with_the_default_intervals_ipmitool_sensor_runs_once_a_minute(tmp_path,
 
 
 def test_a_slow_collector_does_not_hold_the_round_and_its_points_come_later(tmp_path):
-    ipmitool = counting_command(tmp_path, "ipmitool", IPMITOOL_SENSOR, sleep=1.4)
+    ipmitool = counting_command(tmp_path, "ipmitool", IPMITOOL_SENSOR, sleep=1.5)
     config = config_for(
         tmp_path,
-        interval=1.0,
+        interval=1.5,  # a round waits 1.2 s at most
         collectors=("bmc",),
         bmc_command=f"{ipmitool} sensor",
-        intervals={"bmc": 5.0},
+        intervals={"bmc": 10.0},
     )
     collector = Collector(config)
-    started = time.monotonic()
     first = collector.collect(1_000_000)
-    assert time.monotonic() - started < 1.2  # the round's deadline, not the BMC's 1.4 s
+    assert first.seconds < 1.5  # the round's deadline, not the BMC's 1.5 s
     assert points_of(parse_lines(first.lines), "bmc") == []
-    assert first.schedule == {"bmc_interval": 5.0, "bmc_late": 0.0}
+    assert first.schedule == {"bmc_interval": 10.0, "bmc_late": 0.0}
 
-    second = collector.collect(1_001_000)
+    second = collector.collect(1_001_500)
     points = parse_lines(second.lines)
     # Written with the round it belongs to: the tick it started at.
     assert one(points, "bmc", sensor="CPU1 Temp").timestamp == 1_000_000
-    assert second.schedule["bmc_seconds"] == pytest.approx(1.4, abs=0.4)
+    assert second.schedule["bmc_seconds"] >= 1.5
     assert runs(tmp_path, "ipmitool") == 1
 
 
