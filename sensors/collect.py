@@ -9,10 +9,12 @@ on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl, the 
 and PDU) each run on an interval of their own (`[bmc] interval = 60`, sensors.config) in
 threads of their own, each into its own Round stamped with the tick it started at. A round
 never waits on a slow one: it takes what finished by its deadline, and a run still going is not
-started again (no pile-up); its points go with a later round's send, under the time of the
-round that started it (a BMC that took 12 s still fills its minute), unless the run outlasted its
-interval (then they are dropped: its commands' timeouts, never longer than the interval, should
-have stopped it, and its readings are older than the next run already due).
+started again (no pile-up); its points go with the send of the round in which it finishes,
+under the time of the round that started it, however late: they are readings of that moment,
+the runs of one collector never overlap (a late result never overwrites a newer one), and
+dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills its
+minute). What stops a hung program is each command's timeout, never longer than the
+collector's interval.
 Each outside collector's duration, lateness and interval go into the `sensor` point.
 """
 
@@ -41,8 +43,6 @@ from sensors.rounds import Round
 
 # Share of the base interval a round waits for the outside collectors it started.
 ROUND_SHARE = 0.8
-# A run stopped by its timeout (at most its interval) ends a little after it: not overlong.
-GRACE_SECONDS = 1.0
 
 
 @dataclass
@@ -77,9 +77,9 @@ class Collector:
             for name, run in self._outside_collectors().items()
             if name in config.collectors
         }
-        self._pool = ThreadPoolExecutor(
-            max_workers=max(1, len(self.outside)), thread_name_prefix="outside"
-        )
+        # At most four outside programs at once per server, as before the intervals: a run
+        # waiting for a thread counts as running (not started again, its lateness reported).
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outside")
 
     def _outside_collectors(self) -> dict[str, Callable[[Round], None]]:
         """The configured outside collectors: each one's run into a Round of its own."""
@@ -164,20 +164,10 @@ class Collector:
         for outside in self.outside.values():
             if outside.future is None or not outside.future.done():
                 continue
-            part, seconds = outside.part, outside.future.result()
+            part, outside.seconds = outside.part, outside.future.result()
             outside.future = outside.part = None
-            outside.seconds = seconds
             finished.add(outside.name)
             rnd.errors += part.errors
-            if seconds > outside.interval + GRACE_SECONDS:
-                # Its commands' timeouts should have stopped it: what it read is older than
-                # the next reading already due, and would only blur when things changed.
-                rnd.problem(
-                    f"collector {outside.name}",
-                    f"took {seconds:.1f} s, longer than its interval of {outside.interval:g} s: "
-                    "its readings are dropped",
-                )
-                continue
             rnd.lines.extend(part.lines)
         return finished
 
