@@ -23,6 +23,12 @@ def sensor_conf(host: str, partner: str) -> str:
         "ostara_root": "",
         "virtual": False,
         "ostara_sensor_interval": 10,
+        "ostara_bmc_interval": 60,
+        "ostara_partner_interval": 45,
+        "ostara_array_interval": 90,
+        "ostara_multipath_interval": 30,
+        "ostara_cluster_interval": 10,
+        "ostara_lnet_interval": 15,
         "ostara_role": "oss",
         "ostara_pair": "ssu01",
         "ostara_influxdb_url": "http://appliance:8086",
@@ -47,3 +53,24 @@ def test_both_servers_of_a_pair_read_its_arrays(tmp_path):
         assert config.server == host
         assert config.array_names == ("ssu01-a", "ssu01-b"), f"{host} does not read the arrays"
         assert config.array_smcli.endswith("SMcli")
+
+
+def test_each_collector_runs_at_the_interval_provisioning_writes(tmp_path):
+    """Each setting (OSTARA_BMC_INTERVAL, ...) reaches its own collector's section."""
+    path = tmp_path / "oss01.conf"
+    path.write_text(sensor_conf("oss01", "oss02"))
+    config = load_config(path)
+    intervals = {
+        name: config.interval_of(name)
+        for name in ("bmc", "partner_bmc", "partner_pdu", "array", "multipath", "cluster", "lnet")
+    }
+    assert intervals == {
+        "bmc": 60,
+        "partner_bmc": 45,
+        "partner_pdu": 45,
+        "array": 90,
+        "multipath": 30,
+        "cluster": 10,
+        "lnet": 15,
+    }
+    assert config.interval == 10
