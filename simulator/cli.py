@@ -7,6 +7,7 @@
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
     python -m simulator remove-real --rack DIR    power off real-cluster pairs, drop namespaces
+    python -m simulator arrays-api --rack DIR     the arrays' SANtricity REST API, until SIGTERM
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
@@ -32,6 +33,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -273,6 +275,7 @@ def cmd_inject(args) -> int:
             links=args.links,
             pair=args.pair,
             celsius=args.celsius,
+            latency_ms=args.latency_ms,
         )
         rack.render()
     print(
@@ -289,6 +292,25 @@ def cmd_clear(args) -> int:
         rack.render()
     for failure in cleared:
         print(f"cleared {failure['id']}: {failure['kind']} {failure.get('where', '')}")
+    return 0
+
+
+def cmd_arrays_api(args) -> int:
+    """The arrays' SANtricity REST API, one HTTPS port per controller, until SIGTERM."""
+    from simulator.santricity.server import ArraysApi
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+    api = ArraysApi(args.rack)
+    api.start()
+    try:
+        for (array, controller), port in sorted(api.endpoints().items()):
+            print(f"{array} controller {controller}: https://127.0.0.1:{port}", flush=True)
+        print(f"serving the arrays' REST API of {api.root} (stop: SIGTERM)", flush=True)
+        stop.wait()
+    finally:
+        api.stop()
     return 0
 
 
@@ -366,6 +388,11 @@ INJECT_ROWS = {
     "controller-failed": (
         "--array A --controller A|B",
         "the partner controller serves every volume, slower",
+    ),
+    "array-slow": (
+        "--array A --volume-group VG [--latency-ms N]",
+        "the array takes N ms more per I/O on that group's volumes (default 40): its OSTs are "
+        "slow at the array, their OSS idle",
     ),
     "hot-cpu": ("--server H [--celsius N]", "its CPUs read N °C (default 90)"),
     "hot-inlet": ("--server H [--celsius N]", "its inlet air reads N °C (default 43)"),
@@ -506,7 +533,9 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("--pair", metavar="P", help="a server pair (private-switch-down)")
     inject.add_argument("--array", metavar="A", help="an array's name (ssu01-a)")
     inject.add_argument("--drive", metavar="T,D,S", help="tray,drawer,slot (drive-failed)")
-    inject.add_argument("--volume-group", metavar="VG", help="drive-failed, with --count")
+    inject.add_argument(
+        "--volume-group", metavar="VG", help="drive-failed (with --count), array-slow"
+    )
     inject.add_argument("--count", type=int, default=1, help="drives of --volume-group to fail")
     inject.add_argument(
         "--enclosure", type=int, metavar="T", help="tray number (0 = controller shelf)"
@@ -517,6 +546,12 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument(
         "--celsius", type=float, help="hot-cpu (default 90), hot-inlet (default 43): the reading"
     )
+    inject.add_argument(
+        "--latency-ms",
+        type=float,
+        metavar="N",
+        help=f"array-slow: ms the array adds to each I/O (default {failures.SLOW_MS:g})",
+    )
     inject.add_argument("--json", action="store_true")
     inject.set_defaults(func=cmd_inject)
 
@@ -524,6 +559,13 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("failure_id", nargs="?")
     clear.add_argument("--all", action="store_true")
     clear.set_defaults(func=cmd_clear)
+
+    arrays_api = with_rack(
+        "arrays-api",
+        help="serve the arrays' SANtricity REST API (HTTPS, one loopback port per controller, "
+        "recorded in the rack) in the foreground until SIGTERM",
+    )
+    arrays_api.set_defaults(func=cmd_arrays_api)
 
     remove = with_rack(
         "remove-real",
