@@ -71,11 +71,16 @@ def summary(array: dict) -> dict:
         if health["state"] != "optimal" or operations:
             groups[name] = {"state": health["state"], **operations}
     drawers = [
-        f"{enclosure['tray']},{d}" for enclosure in array["enclosures"]
+        f"{enclosure['tray']},{d}"
+        for enclosure in array["enclosures"]
         for d in enclosure["drawers_offline"]
-    ]  # fmt: skip
-    return {"drives": drives, "groups": groups, "controllers": dict(array["controllers"]),
-            "drawers": sorted(drawers)}  # fmt: skip
+    ]
+    return {
+        "drives": drives,
+        "groups": groups,
+        "controllers": dict(array["controllers"]),
+        "drawers": sorted(drawers),
+    }
 
 
 def observe(state: dict, now: float) -> None:
@@ -106,16 +111,26 @@ def _changes(array: dict, before: dict, after: dict) -> list[tuple]:
     for drawer in sorted(set(after["drawers"]) - set(before["drawers"])):
         tray, number = drawer.split(",")
         events.append((DRAWER_REMOVED, drawer, f"Tray {tray}, Drawer {number}"))
-    for key in sorted(set(before["drives"]) | set(after["drives"]), key=_address):
-        was, now = before["drives"].get(key), after["drives"].get(key)
-        if was == now:
-            continue
-        if now == "failed":
-            events.append((DRIVE_FAILED, key, _drive_location(key)))
-        elif now == "spare_in_use":
-            events.append((HOT_SPARE_IN_USE, key, _drive_location(key)))
-        elif was == "failed":
-            events.append((DRIVE_INSERTED, key, _drive_location(key)))
+    # Drive failures first, then replacements, then the spares that take over (as logged).
+    changed = [
+        (key, before["drives"].get(key), after["drives"].get(key))
+        for key in sorted(set(before["drives"]) | set(after["drives"]), key=_address)
+    ]
+    events += [
+        (DRIVE_FAILED, k, _drive_location(k))
+        for k, was, now in changed
+        if now == "failed" and was != now
+    ]
+    events += [
+        (DRIVE_INSERTED, k, _drive_location(k))
+        for k, was, now in changed
+        if was == "failed" and now != "failed"
+    ]
+    events += [
+        (HOT_SPARE_IN_USE, k, _drive_location(k))
+        for k, was, now in changed
+        if now == "spare_in_use" and was != now
+    ]
     for name in sorted(set(before["groups"]) | set(after["groups"])):
         was = before["groups"].get(name, {"state": "optimal"})
         now = after["groups"].get(name, {"state": "optimal"})

@@ -18,8 +18,12 @@ from simulator.topology import controller_serving, drive_missing, volume_group_h
 SYSTEM_ID = "1"
 FIRMWARE = "08.52.00.00"
 # SMcli's group states to the API's raidStatus (SANtricity has no word for "no redundancy left").
-RAID_STATUS = {"optimal": "optimal", "degraded": "degraded", "critical": "degraded",
-               "failed": "failed"}  # fmt: skip
+RAID_STATUS = {
+    "optimal": "optimal",
+    "degraded": "degraded",
+    "critical": "degraded",
+    "failed": "failed",
+}
 OPERATION_ACTIONS = {"reconstruction": "reconstructing", "copyback": "copyback"}
 
 
@@ -170,8 +174,12 @@ def hardware_inventory(array: dict) -> dict:
                     },
                 }
             )
-    return {"trays": trays, "drawers": drawers, "drives": drives(array),
-            "controllers": controllers(array)}  # fmt: skip
+    return {
+        "trays": trays,
+        "drawers": drawers,
+        "drives": drives(array),
+        "controllers": controllers(array),
+    }
 
 
 def storage_pool(array: dict, name: str) -> dict:
@@ -317,8 +325,15 @@ def failures(array: dict) -> list[dict]:
     out = []
 
     def add(kind: str, ref: str, object_type: str) -> None:
-        out.append({"failureType": kind, "objectRef": ref, "objectType": object_type,
-                    "objectData": None, "extraData": None})  # fmt: skip
+        out.append(
+            {
+                "failureType": kind,
+                "objectRef": ref,
+                "objectType": object_type,
+                "objectData": None,
+                "extraData": None,
+            }
+        )
 
     for name in ("A", "B"):
         if array["controllers"][name] != "optimal":

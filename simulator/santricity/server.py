@@ -85,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "localizedMessage": message,
                 "retcode": str(status),
                 "codeType": "devicemgrerror",
-            },  # fmt: skip
+            },
             headers,
         )
 
