@@ -162,26 +162,42 @@ def cmd_serve(args) -> int:
         if realcluster.real_hosts(rack.state):
             # BMCs and cables do not survive a reboot of the machine: put them back.
             realcluster.start(rack.root, rack.state)
+    arrays_api = _start_arrays_api(args.rack, args.response_ms) if args.arrays_api else None
     print(
         f"serving virtual rack {Path(args.rack).resolve()} every {args.interval:g} s "
         f"(speed x{args.speed:g})",
         flush=True,
     )
     last = time.time()
-    while not stop["now"]:
-        deadline = last + args.interval
-        while not stop["now"] and time.time() < deadline:
-            time.sleep(min(0.5, max(0.0, deadline - time.time())))
-        if stop["now"]:
-            break
-        now = time.time()
-        with Rack.open(args.rack, writer=writer, store=store) as rack:
-            rack.advance(by=(now - last) * args.speed)
-            rack.render()
-        last = now
-        if args.once:
-            break
+    try:
+        while not stop["now"]:
+            deadline = last + args.interval
+            while not stop["now"] and time.time() < deadline:
+                time.sleep(min(0.5, max(0.0, deadline - time.time())))
+            if stop["now"]:
+                break
+            now = time.time()
+            with Rack.open(args.rack, writer=writer, store=store) as rack:
+                rack.advance(by=(now - last) * args.speed)
+                rack.render()
+            last = now
+            if args.once:
+                break
+    finally:
+        if arrays_api:
+            arrays_api.stop()
     return 0
+
+
+def _start_arrays_api(rack: Path, response_ms: float):
+    """The arrays' REST API (simulator/santricity/), its ports printed as they are recorded."""
+    from simulator.santricity.server import ArraysApi
+
+    api = ArraysApi(rack, response_seconds=response_ms / 1000.0)
+    api.start()
+    for (array, controller), port in sorted(api.endpoints().items()):
+        print(f"{array} controller {controller}: https://127.0.0.1:{port}", flush=True)
+    return api
 
 
 def cmd_tick(args) -> int:
@@ -297,16 +313,11 @@ def cmd_clear(args) -> int:
 
 def cmd_arrays_api(args) -> int:
     """The arrays' SANtricity REST API, one HTTPS port per controller, until SIGTERM."""
-    from simulator.santricity.server import ArraysApi
-
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
-    api = ArraysApi(args.rack)
-    api.start()
+    api = _start_arrays_api(args.rack, args.response_ms)
     try:
-        for (array, controller), port in sorted(api.endpoints().items()):
-            print(f"{array} controller {controller}: https://127.0.0.1:{port}", flush=True)
         print(f"serving the arrays' REST API of {api.root} (stop: SIGTERM)", flush=True)
         stop.wait()
     finally:
@@ -418,6 +429,21 @@ def _inject_epilog() -> str:
     return "\n".join(lines)
 
 
+# How long an array's embedded web server takes to answer a request (ms): real controllers
+# answer small GETs in about a tenth of a second; the time is spent waiting, not computing.
+RESPONSE_MS = 100.0
+
+
+def _response_ms_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--response-ms",
+        type=float,
+        default=RESPONSE_MS,
+        metavar="N",
+        help="arrays' REST API: ms each answer takes, as real controllers' (default %(default)g)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -476,6 +502,12 @@ def build_parser() -> argparse.ArgumentParser:
         "default, or 0: a whole drive at about 150 MB/s, hours)",
     )
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
+    serve.add_argument(
+        "--arrays-api",
+        action="store_true",
+        help="also serve the arrays' SANtricity REST API (as the arrays-api command does)",
+    )
+    _response_ms_argument(serve)
     trees = serve.add_mutually_exclusive_group()
     trees.add_argument(
         "--trees-in-memory",
@@ -565,6 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the arrays' SANtricity REST API (HTTPS, one loopback port per controller, "
         "recorded in the rack) in the foreground until SIGTERM",
     )
+    _response_ms_argument(arrays_api)
     arrays_api.set_defaults(func=cmd_arrays_api)
 
     remove = with_rack(

@@ -11,7 +11,8 @@ Every request needs HTTP basic auth as the monitor account; anything else is 401
     ...
     api.stop()         # closes every port and joins its threads
 
-`python -m simulator arrays-api --rack DIR` runs one in the foreground until SIGTERM.
+`python -m simulator arrays-api --rack DIR` runs one in the foreground until SIGTERM;
+`python -m simulator serve --arrays-api` runs one beside the clock.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -110,7 +112,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer("POST")
 
     def _answer(self, method: str) -> None:
-        state = self.server.api.state()
+        api = self.server.api
+        if api.response_seconds:
+            time.sleep(api.response_seconds)
+        state = api.state()
         array = state["arrays"].get(self.server.array)
         if array is None or array["controllers"].get(self.server.controller) != "optimal":
             # A dead controller says nothing: the connection just ends.
@@ -175,8 +180,11 @@ def _integer(query: dict, name: str) -> int | None:
 
 
 class ArraysApi:
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, *, response_seconds: float = 0.0):
+        """`response_seconds`: how long each answer takes (a real controller's embedded web
+        server is not instant; tests keep 0)."""
         self.root = Path(root).resolve()
+        self.response_seconds = response_seconds
         self.password = ""
         self._state: dict | None = None
         self._stamp: tuple[int, int] | None = None

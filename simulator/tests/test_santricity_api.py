@@ -31,7 +31,8 @@ from simulator import failures, provision, scenarios
 from simulator.rack import Rack
 from simulator.santricity import mel
 from simulator.santricity.server import ArraysApi
-from simulator.tests.conftest import MDS_SPEC, REPO
+from simulator.tests.conftest import MDS_SPEC, REPO, simulator_cli
+from simulator.topology import touch
 
 SPARES_SPEC = REPO / "provisioning/tests/specs/me4084_ssu.json"
 ARRAY = "ssu02-a"
@@ -92,10 +93,13 @@ def get(root, path, **kwargs):
     return body
 
 
-def change(root, act):
+def change(root, act, render=False):
+    """One change to the rack (the API and SMcli read rack.json; the servers' files, only
+    what `render` rewrites, are read by the array-slow test)."""
     with Rack.open(root) as opened:
         result = act(opened)
-        opened.render()
+        if render:
+            opened.render()
     return result
 
 
@@ -390,13 +394,13 @@ def test_the_arrays_log_their_failures_in_the_mel(api, rack, host_cmd):
 
 def test_the_mel_is_bounded_and_its_numbers_only_grow(rack, monkeypatch):
     monkeypatch.setattr(mel, "CAPACITY", 3)
-    for _ in range(3):
-        failure = change(
-            rack, lambda r: failures.inject(r, "controller-failed", array=ARRAY, controller="A")
-        )
-        change(rack, lambda r, f=failure: failures.clear(r, f["id"]))
     with Rack.open(rack) as opened:
-        kept = mel.events(opened.state["arrays"][ARRAY])
+        array = opened.state["arrays"][ARRAY]
+        for step in range(6):  # controller A fails and comes back, three times
+            array["controllers"]["A"] = "failed" if step % 2 == 0 else "optimal"
+            touch(array)
+            mel.observe(opened.state, opened.now + step)
+        kept = mel.events(array)
     assert [e[0] for e in kept] == [4, 5, 6]
     assert [e[2] for e in kept] == [
         mel.CONTROLLER_OPTIMAL,
@@ -460,7 +464,7 @@ def test_array_slow_raises_the_latency_of_that_groups_volumes_only(rack):
     def step():
         """10 s of the workload: the server's busy CPU time and its OSTs' counters after."""
         before = busy_jiffies(rack, host)
-        change(rack, lambda r: r.advance(by=10))
+        change(rack, lambda r: r.advance(by=10), render=True)
         return busy_jiffies(rack, host) - before
 
     healthy_cpu = step()
@@ -529,7 +533,10 @@ def test_arrays_api_command_records_its_ports_and_stops_on_sigterm(rack):
         record = management(rack)
         port = record["controllers"]["B"]["port"]
         assert f"{ARRAY} controller B: https://127.0.0.1:{port}\n" in lines
+        started = time.monotonic()
         assert get(rack, f"{SYSTEM}/controllers", controller="B")
+        # An answer takes a real controller's time (--response-ms, 100 by default).
+        assert time.monotonic() - started >= 0.1
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
         assert refused(rack, "B")
@@ -537,3 +544,15 @@ def test_arrays_api_command_records_its_ports_and_stops_on_sigterm(rack):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_serve_can_run_the_arrays_api_beside_the_clock(rack):
+    result = simulator_cli(
+        "serve", "--rack", str(rack), "--once", "--interval", "0.05", "--trees-in-place",
+        "--arrays-api",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    record = management(rack)
+    port = record["controllers"]["A"]["port"]
+    assert f"{ARRAY} controller A: https://127.0.0.1:{port}" in result.stdout
+    assert refused(rack, "A")  # it stopped with serve
