@@ -329,6 +329,19 @@ def test_a_failed_controller_does_not_answer_and_its_partner_does(api, rack, hos
     assert get(rack, f"{SYSTEM}/controllers", controller="A")[0]["status"] == "optimal"
 
 
+def test_a_pulled_drawer_reads_the_same_as_smcli(api, rack, host_cmd):
+    change(rack, lambda r: failures.inject(r, "drawer-failed", array=ARRAY, enclosure=0, drawer=2))
+    read = rest_components(rack)
+    assert read == as_rest(smcli_components(host_cmd))
+    assert "missing" in {state for (kind, _id), state in read.items() if kind == "drive"}
+    # This layout puts half of each group in each of its two drawers: all groups are lost.
+    pools = get(rack, f"{SYSTEM}/storage-pools")
+    assert {(p["raidStatus"], p["state"], p["offline"]) for p in pools} == {
+        ("failed", "incomplete", True)
+    }
+    assert [e["eventType"] for e in events(rack)][:1] == [0x2862]
+
+
 def _assert(condition: bool) -> bool:
     assert condition
     return condition
