@@ -11,4 +11,11 @@ what this API serves, as JSON in the real API's shapes and field names.
 - `server`: the HTTPS server, one listening port per controller.
 
 `python -m simulator arrays-api --rack DIR` runs the server (simulator/README.md).
+
+Known differences from real controllers: object refs keep the real type byte but the rest is
+a hash of the object's place; the informational MEL codes are this simulator's (mel.py); the
+statistics' sample window is the workload's step, not the controller's; one certificate per
+array, served by both controllers (real ones have one each unless a site installs its own);
+no login/session endpoints (basic auth on each request, which real arrays accept too); only
+the endpoints a monitoring collector reads, read-only (one POST: getLongLivedOpsProgress).
 """
