@@ -24,6 +24,7 @@ from pathlib import Path
 
 from simulator import cluster, counter_store, dispatch, procfs, scenarios, topology, workload
 from simulator.command_table import MODULES
+from simulator.santricity import mel
 from simulator.state import (
     RackError,
     load_state,
@@ -83,6 +84,8 @@ class Rack:
         return self._store
 
     def save(self) -> None:
+        # The arrays log what changed in them (their MEL, served by the REST API).
+        mel.observe(self.state, self.now)
         save_state(self.root, self.state)
         if self._store is not None and getattr(self, "_save_counters", True):
             counter_store.save_counters(self.root, self._store)
