@@ -30,6 +30,7 @@ from sensors.redundancy import (
     collect_partner_power,
 )
 from sensors.rounds import Round
+from sensors.santricity import SantricityCollector
 
 
 class Collector:
@@ -46,6 +47,11 @@ class Collector:
             )
         elif array_source is None and config.array_command:
             self.array_source = CommandArraySource(config.array_command, timeout)
+        # The arrays' REST API (on the management server): one conversation per array.
+        self.santricity = None
+        if "santricity" in config.collectors and config.santricity_arrays:
+            ceiling = max(1.0, 0.8 * config.interval)
+            self.santricity = SantricityCollector(config, min(config.santricity_timeout, ceiling))
 
     def collect(self, timestamp_ms: int) -> Round:
         """Run every collector once; all points carry `timestamp_ms`."""
@@ -88,6 +94,9 @@ class Collector:
             part = Round(rnd.timestamp, rnd.tags)
             where = f"array command {self.config.array_smcli or self.config.array_command!r}"
             jobs.append((part, "array", collect_arrays, (part, self.array_source, where)))
+        if self.santricity is not None:
+            part = Round(rnd.timestamp, rnd.tags)
+            jobs.append((part, "santricity", self.santricity.collect, (part,)))
         timeout = min(self.config.command_timeout, ceiling)
         config = self.config
         for name, active, function, args in (

@@ -1,0 +1,324 @@
+"""The arrays through their controllers' SANtricity REST API (the `santricity` collector).
+
+One collector on the management server watches every array, once per `[santricity] interval`
+(60 s), as E-series sites run NetApp's E-Series Performance Analyzer. Per array and round it
+asks controller A over HTTPS; when A does not answer (connection refused, timeout, a TLS
+failure, HTTP 5xx) it asks B, and writes one `array_management` point per controller asked
+(`answered` 1/0, `seconds`), so a controller that does not answer is named.
+
+TLS is verified one of two ways (`[santricity.<array>]`):
+- `fingerprint`: the array's certificate, pinned at provisioning. The connection is made
+  without a CA (the controllers' certificates are self-signed), then the peer's certificate
+  (SHA-256 of its DER form) is compared with the pinned one *before* any credential is sent;
+  a mismatch is refused with both fingerprints in the message.
+- `ca_file`: a CA the site gives; normal verification, the address's host name checked.
+
+The monitor account is read-only; its password comes from `[santricity] password_file`.
+
+What one answer gives (the paths and JSON fields: docs/santricity-api.md is the virtual
+rack's contract, from the real API):
+- `array`: drives, volume groups and controllers with the state words, ids and ok/not ok of
+  the SMcli collector (sensors.arrays), so the health engine reads either unchanged; a volume
+  group's reconstruction or copyback with its percent.
+- `array_volume`, `array_drive`, `array_controller`, `array_interface`: the array's own
+  analysed statistics (IOPS, MB/s, ms, percent).
+- `array_event`: the Major Event Log entries after the last sequence number seen (kept over
+  restarts in the spool directory); the first run takes only the newest `FIRST_EVENTS`.
+
+Arrays are asked in parallel; each array's conversation has a deadline (`[santricity]
+timeout`), so a dead array costs one timeout, never the round.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import logging
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from sensors import schema
+from sensors.arrays import ArrayComponent, collect_arrays
+from sensors.config import SantricityArray, SensorConfig
+from sensors.lineproto import line, series
+from sensors.rounds import Round
+
+log = logging.getLogger("sensors.santricity")
+
+CONTROLLER_NAMES = ("A", "B")
+# Events taken on the very first run (or after the state file was lost): the newest ones only,
+# not an array's whole log of thousands.
+FIRST_EVENTS = 100
+# Events taken per round at most: a burst beyond it is read over the next rounds.
+EVENTS_PER_ROUND = 1000
+EVENTS_FILE = "santricity-events.json"
+
+
+class ControllerSilent(Exception):
+    """The controller did not answer usefully (refused, timed out, TLS, HTTP 5xx): its partner
+    is asked instead."""
+
+
+class CertificateRefused(ControllerSilent):
+    """The controller's certificate is not the pinned one: no credential was sent to it."""
+
+
+class Refused(Exception):
+    """The array answered but refused us (a wrong monitor password, an unknown path): asking
+    the partner controller would not help."""
+
+
+def fingerprint_of(der: bytes) -> str:
+    return hashlib.sha256(der).hexdigest()
+
+
+def tls_context(array: SantricityArray) -> ssl.SSLContext:
+    if array.ca_file:
+        context = ssl.create_default_context(cafile=array.ca_file)
+        context.check_hostname = True
+        return context
+    # Pinned: the certificate is self-signed; it is checked by its fingerprint after the
+    # handshake, before the request (and its Authorization header) is sent.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class Conversation:
+    """One kept-alive HTTPS connection to one controller, for one round, under a deadline."""
+
+    def __init__(
+        self,
+        array: SantricityArray,
+        controller: str,
+        address: tuple[str, int],
+        credentials: tuple[str, str],
+        deadline: float,
+    ) -> None:
+        self.array = array
+        self.controller = controller
+        self.host, self.port = address
+        self.deadline = deadline
+        user, password = credentials
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        self._headers = {"Authorization": f"Basic {token}", "Accept": "application/json"}
+        self._connection: http.client.HTTPSConnection | None = None
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ControllerSilent(f"controller {self.controller}: no answer within the timeout")
+        return left
+
+    def connect(self, timeout: float) -> None:
+        """Handshake (and, when pinned, the certificate check) within `timeout` seconds."""
+        connection = http.client.HTTPSConnection(
+            self.host,
+            self.port,
+            timeout=min(timeout, self._left()),
+            context=tls_context(self.array),
+        )
+        try:
+            connection.connect()
+        except ssl.SSLError as error:
+            connection.close()
+            raise ControllerSilent(f"controller {self.controller}: TLS: {error}") from None
+        except (OSError, TimeoutError) as error:
+            connection.close()
+            raise ControllerSilent(f"controller {self.controller}: {_reason(error)}") from None
+        if self.array.fingerprint:
+            seen = fingerprint_of(connection.sock.getpeercert(binary_form=True) or b"")
+            if seen not in self.array.fingerprint.split():
+                connection.close()
+                raise CertificateRefused(
+                    f"controller {self.controller} ({self.host}:{self.port}) of array "
+                    f"{self.array.name} presents a certificate with SHA-256 fingerprint {seen}, "
+                    f"not the pinned {self.array.fingerprint}: refused, no credentials sent"
+                )
+        self._connection = connection
+
+    def get(self, path: str, params: dict | None = None) -> Any:
+        """The JSON body of one GET; ControllerSilent on timeouts and 5xx."""
+        if self._connection is None:
+            raise RuntimeError("not connected")
+        if params:
+            path = f"{path}?{urllib.parse.urlencode(params)}"
+        connection = self._connection
+        try:
+            connection.sock.settimeout(self._left())
+            connection.request("GET", path, headers=self._headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, TimeoutError, http.client.HTTPException) as error:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: {_reason(error)}"
+            ) from None
+        if response.status >= 500:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: HTTP {response.status}"
+            )
+        if response.status in (401, 403):
+            raise Refused(
+                f"controller {self.controller} refused the monitor account "
+                f"(HTTP {response.status}): check [santricity] user and password_file"
+            )
+        if response.status != 200:
+            raise Refused(f"controller {self.controller}: GET {path}: HTTP {response.status}")
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: the answer is not JSON"
+            ) from None
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, (TimeoutError, socket.timeout)):
+        return "timed out"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    return str(error) or type(error).__name__
+
+
+class EventLog:
+    """The last MEL sequence number seen per array, kept in a small file in the spool
+    directory so a restart neither repeats nor loses events."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = Path(directory) / EVENTS_FILE
+        self._lock = threading.Lock()
+        try:
+            self._last: dict[str, int] = {
+                str(k): int(v) for k, v in json.loads(self.path.read_text()).items()
+            }
+        except FileNotFoundError:
+            self._last = {}
+        except (OSError, ValueError, AttributeError) as error:
+            log.warning("%s: %s (events start again from the newest)", self.path, error)
+            self._last = {}
+
+    def last(self, array: str) -> int | None:
+        with self._lock:
+            return self._last.get(array)
+
+    def saw(self, array: str, sequence: int) -> None:
+        """Record `sequence` as the newest seen on `array` (written at once, atomically)."""
+        with self._lock:
+            if self._last.get(array) == sequence:
+                return
+            self._last[array] = sequence
+            text = json.dumps(self._last, sort_keys=True)
+            temporary = self.path.with_suffix(".tmp")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(text)
+            os.replace(temporary, self.path)
+
+
+class SantricityCollector:
+    """Every configured array, each asked in its own thread, once per call."""
+
+    def __init__(self, config: SensorConfig, timeout: float | None = None) -> None:
+        self.arrays = config.santricity_arrays
+        self.credentials = (config.santricity_user, config.santricity_password)
+        self.timeout = timeout or config.santricity_timeout
+        self.events = EventLog(config.spool_dir)
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, min(16, len(self.arrays))), thread_name_prefix="santricity"
+        )
+
+    def collect(self, rnd: Round) -> None:
+        parts = []
+        for array in self.arrays:
+            part = Round(rnd.timestamp, rnd.tags)
+            parts.append((part, self._pool.submit(self._guarded, part, array)))
+        for part, future in parts:
+            future.result()
+            rnd.lines.extend(part.lines)
+            rnd.errors += part.errors
+
+    def _guarded(self, rnd: Round, array: SantricityArray) -> None:
+        try:
+            self.collect_array(rnd, array)
+        except Exception as error:  # a bug on one array's answer must not cost the others
+            rnd.problem(f"santricity array {array.name}", error)
+
+    def collect_array(self, rnd: Round, array: SantricityArray) -> None:
+        """Ask A, then B if A does not answer; write what the one that answered said."""
+        deadline = time.monotonic() + self.timeout
+        silences = []
+        for index, address in enumerate(array.controllers):
+            controller = CONTROLLER_NAMES[index]
+            partners_left = len(array.controllers) - index - 1
+            # A controller that hangs on connecting leaves its partner its share of the time.
+            connect_timeout = (deadline - time.monotonic()) / (1 + partners_left)
+            started = time.monotonic()
+            conversation = Conversation(array, controller, address, self.credentials, deadline)
+            try:
+                conversation.connect(connect_timeout)
+                answers = self.ask(conversation, array)
+            except ControllerSilent as error:
+                silences.append(str(error))
+                self._asked(rnd, array, controller, False, started)
+                if isinstance(error, CertificateRefused):
+                    rnd.problem(f"santricity array {array.name}", str(error))
+                continue
+            except Refused as error:
+                self._asked(rnd, array, controller, False, started)
+                rnd.problem(f"santricity array {array.name}", str(error))
+                return
+            finally:
+                conversation.close()
+            self._asked(rnd, array, controller, True, started)
+            self.write(rnd, array, answers)
+            return
+        rnd.problem(
+            f"santricity array {array.name}",
+            "no controller answered: " + "; ".join(silences),
+        )
+
+    @staticmethod
+    def _asked(rnd: Round, array: SantricityArray, controller: str, answered: bool, started: float):
+        rnd.add(
+            "array_management",
+            {schema.ARRAY: array.name, schema.CONTROLLER: controller},
+            {"answered": 1 if answered else 0, "seconds": round(time.monotonic() - started, 3)},
+        )
+
+    def ask(self, conversation: Conversation, array: SantricityArray) -> dict[str, Any]:
+        """Every document of one round from one controller (filled in against the API)."""
+        raise NotImplementedError
+
+    def write(self, rnd: Round, array: SantricityArray, answers: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+def add_at(rnd: Round, measurement: str, tags: dict[str, str], fields: dict, time_ms: int):
+    """A point at its own time (a MEL event's), not the round's."""
+    encoded = line(series(measurement, {**rnd.tags, **tags}), fields, time_ms)
+    if encoded is not None:
+        rnd.lines.append(encoded)
+
+
+def add_components(rnd: Round, components: list[ArrayComponent]) -> None:
+    """The `array` points, written exactly as the SMcli collector writes them."""
+
+    class Known:
+        def components(self) -> list[ArrayComponent]:
+            return components
+
+    collect_arrays(rnd, Known(), "santricity")
