@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from sensors import rounds
 from sensors.arrays import collect_arrays, components_from_smcli
 from sensors.config import SantricityArray, SensorConfig
-from sensors import rounds
 from sensors.rounds import Round
 from sensors.santricity import EVENTS_FILE, SantricityCollector
 from sensors.tests.lp import collect_root, one, parse_lines, points_of
