@@ -15,8 +15,8 @@ TLS is verified one of two ways (`[santricity.<array>]`):
 
 The monitor account is read-only; its password comes from `[santricity] password_file`.
 
-What one answer gives (the paths and JSON fields: docs/santricity-api.md is the virtual
-rack's contract, from the real API):
+What one answer gives (paths, JSON fields and units as NetApp's SANtricity Web Services
+models and the E-Series Performance Analyzer collectors use them; sensors/README.md, "Arrays"):
 - `array`: drives, volume groups and controllers with the state words, ids and ok/not ok of
   the SMcli collector (sensors.arrays), so the health engine reads either unchanged; a volume
   group's reconstruction or copyback with its percent.
