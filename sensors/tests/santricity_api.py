@@ -72,6 +72,9 @@ class Controller:
         self.routes = routes()
         self.events: list[dict] = copy.deepcopy(fixture("mel-events"))
         self.status = 200
+        # True: mel-events ignores startSequenceNumber and gives the whole log (as an array
+        # whose log was read from its oldest entry would).
+        self.whole_log = False
         self.seen: list[tuple[str, dict]] = []  # (path with query, headers) of each request
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(certificate, key)
@@ -87,7 +90,7 @@ class Controller:
         if self.status != 200:
             return self.status, {"errorMessage": "unavailable"}
         if path == f"{SYSTEM}/mel-events":
-            start = int(query.get("startSequenceNumber", ["0"])[0])
+            start = 0 if self.whole_log else int(query.get("startSequenceNumber", ["0"])[0])
             count = int(query.get("count", ["8192"])[0])
             kept = [e for e in self.events if int(e["sequenceNumber"]) >= start]
             return 200, kept[:count]

@@ -215,6 +215,22 @@ def test_both_controllers_silent_costs_one_timeout_not_the_round(
     assert points_of(points, "array", array="ssu01-a")
 
 
+def test_a_hung_controller_a_leaves_b_its_share_of_the_timeout(tmp_path, certificate, controllers):
+    _, b = controllers
+    hung = Silent()
+    try:
+        array = pinned("ssu01-a", [hung.address, b.address], certificate[2])
+        started = time.monotonic()
+        rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array], timeout=1.0)))
+        took = time.monotonic() - started
+    finally:
+        hung.close()
+    assert rnd.errors == 0 and took < 1.5
+    assert one(points, "array_management", controller="A").fields["answered"] == 0
+    assert one(points, "array_management", controller="B").fields["answered"] == 1
+    assert points_of(points, "array", component="volume_group")
+
+
 def test_a_wrong_pinned_fingerprint_is_refused_before_the_password_is_sent(
     tmp_path, certificate, controllers, caplog
 ):
@@ -299,6 +315,11 @@ def test_mel_events_after_the_last_seen_only_and_none_doubled_or_lost_over_a_res
     assert [p.fields["sequence"] for p in points_of(points, "array_event")] == [153]
     _, points = run_round(SantricityCollector(config), TS + 180_000)
     assert points_of(points, "array_event") == []
+    # Even an answer that repeats old entries writes none of them twice.
+    a.whole_log = True
+    a.log(154)
+    _, points = run_round(SantricityCollector(config), TS + 240_000)
+    assert [p.fields["sequence"] for p in points_of(points, "array_event")] == [154]
 
 
 def test_mel_events_name_their_drive_group_and_controller(tmp_path, certificate, controllers):
