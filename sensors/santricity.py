@@ -383,7 +383,10 @@ class SantricityCollector:
         model = ArrayModel(array.name, answers)
         add_components(rnd, model.components())
         model.add_statistics(rnd)
-        newest = model.add_events(rnd, self.events.last(array.name))
+        last = self.events.last(array.name)
+        newest = model.add_events(rnd, last)
+        if newest is None and last is None:
+            newest = 0  # an empty log: every event from now on is new (sequences start at 1)
         if newest is not None:
             try:
                 self.events.saw(array.name, newest)

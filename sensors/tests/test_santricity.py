@@ -274,7 +274,7 @@ def test_a_site_ca_file_verifies_the_controllers(tmp_path, certificate, controll
 def test_mel_events_after_the_last_seen_only_and_none_doubled_or_lost_over_a_restart(
     tmp_path, certificate, controllers
 ):
-    a, _ = controllers
+    a, b = controllers
     a.events = []
     for sequence in range(1, 151):
         a.log(sequence, f"event {sequence}")
@@ -315,6 +315,15 @@ def test_mel_events_after_the_last_seen_only_and_none_doubled_or_lost_over_a_res
     assert [p.fields["sequence"] for p in points_of(points, "array_event")] == [153]
     _, points = run_round(SantricityCollector(config), TS + 180_000)
     assert points_of(points, "array_event") == []
+    # An array whose log was empty when first asked: all of its events are new afterwards.
+    b.events = []
+    empty = pinned("ssu01-b", [b.address], certificate[2])
+    run_round(SantricityCollector(config_for(tmp_path, [empty])))
+    for sequence in range(1, 121):
+        b.log(sequence)
+    _, points = run_round(SantricityCollector(config_for(tmp_path, [empty])), TS + 60_000)
+    assert len(points_of(points, "array_event", array="ssu01-b")) == 120
+
     # Even an answer that repeats old entries writes none of them twice.
     a.whole_log = True
     a.log(154)
