@@ -231,6 +231,19 @@ def test_a_hung_controller_a_leaves_b_its_share_of_the_timeout(tmp_path, certifi
     assert points_of(points, "array", component="volume_group")
 
 
+def test_a_wrong_monitor_password_is_said_and_not_tried_on_b(
+    tmp_path, certificate, controllers, caplog
+):
+    a, b = controllers
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2])
+    config = config_for(tmp_path, [array])
+    config.santricity_password = "not-the-password"
+    rnd, points = run_round(SantricityCollector(config))
+    assert rnd.errors == 1
+    assert "refused the monitor account (HTTP 401)" in caplog.text and "ssu01-a" in caplog.text
+    assert b.seen == [] and points_of(points, "array") == []
+
+
 def test_a_wrong_pinned_fingerprint_is_refused_before_the_password_is_sent(
     tmp_path, certificate, controllers, caplog
 ):
