@@ -277,11 +277,21 @@ class SantricityCollector:
         self.credentials = (config.santricity_user, config.santricity_password)
         self.timeout = timeout or config.santricity_timeout
         self.events = EventLog(config.spool_dir)
+        # Rounds come every [sensor] interval; the arrays are asked every [santricity] interval
+        # (rounds are stamped on aligned ticks, so the comparison is exact).
+        self.interval_ms = int(config.santricity_interval * 1000)
+        self._asked_at: int | None = None
         self._pool = ThreadPoolExecutor(
             max_workers=max(1, min(16, len(self.arrays))), thread_name_prefix="santricity"
         )
 
+    def due(self, timestamp_ms: int) -> bool:
+        return self._asked_at is None or timestamp_ms - self._asked_at >= self.interval_ms
+
     def collect(self, rnd: Round) -> None:
+        if not self.due(rnd.timestamp):
+            return
+        self._asked_at = rnd.timestamp
         parts = []
         for array in self.arrays:
             part = Round(rnd.timestamp, rnd.tags)

@@ -376,3 +376,17 @@ def test_the_sensor_round_runs_the_santricity_collector(tmp_path, certificate, c
     assert rnd.errors == 0
     assert one(points, "array", component="controller", id="A").tags["ssu"] == "ssu01"
     assert points_of(points, "array_volume")
+
+
+def test_the_arrays_are_asked_once_per_santricity_interval_not_every_round(
+    tmp_path, certificate, controllers
+):
+    a, _ = controllers
+    array = pinned("ssu01-a", [a.address], certificate[2])
+    collector = SantricityCollector(config_for(tmp_path, [array]))  # interval 60 s
+    asked = []
+    for seconds in range(0, 130, 10):  # sensor rounds every 10 s
+        _, points = run_round(collector, TS + seconds * 1000)
+        if points_of(points, "array_management"):
+            asked.append(seconds)
+    assert asked == [0, 60, 120]
