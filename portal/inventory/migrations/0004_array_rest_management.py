@@ -20,7 +20,8 @@ class Migration(migrations.Migration):
             name="certificate_sha256",
             field=models.CharField(
                 blank=True,
-                help_text="SHA-256 of the controllers' certificate, pinned by the sensor step; clear it to pin a replaced one",
+                help_text="SHA-256 of the controllers' certificate, pinned by the sensor step; "
+                "clear it to pin a replaced one",
                 max_length=129,
                 validators=[portal.inventory.models.validate_fingerprints],
             ),
