@@ -277,6 +277,20 @@ def fence_password_problem(password: str) -> str | None:
     return None
 
 
+def monitor_password_problem(password: str) -> str | None:
+    """An array monitor account's password: one line of printable text in a 0600 file, which
+    the array collector reads stripped of surrounding spaces."""
+    bad = next((c for c in password if not c.isprintable()), None)
+    if bad is not None:
+        return (
+            f"the password holds the control or invisible character {bad!r}: the array "
+            "collector reads one line of printable text"
+        )
+    if password != password.strip():
+        return "the password begins or ends with a space, which the array collector would drop"
+    return None
+
+
 def target_label(filesystem: str, kind: str, index: int) -> str:
     """The label Lustre gives a target: MGS, or scratch-OST000a."""
     return MGS_LABEL if kind == "MGT" else f"{filesystem}-{kind}{index:04x}"
