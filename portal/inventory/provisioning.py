@@ -32,7 +32,13 @@ from portal.inventory.services import (
     save_plans,
     take_from_virtual_rack,
 )
-from portal.inventory.services.arrays import PASSWORD_SECRET, collector_files
+from portal.inventory.services.arrays import (
+    CONFIG_FILE,
+    PASSWORD_SECRET,
+    CollectorFiles,
+    collector_dir,
+    collector_files,
+)
 from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
 from portal.jobs.registry import StepFailed, StepSpec, register
@@ -122,7 +128,7 @@ def run_sensor_step(run: StepRun) -> None:
     arrays = rest_arrays()
     try:
         pin_certificates(arrays, console.say)
-        files = collector_files(arrays, settings.OSTARA_ARRAYS_DIR)
+        files = collector_files(arrays, collector_dir())
     except ArrayAccessError as error:
         raise StepFailed(str(error)) from None
     console.say(
@@ -130,12 +136,22 @@ def run_sensor_step(run: StepRun) -> None:
         if arrays
         else "no array has management addresses: the servers read the arrays through SMcli"
     )
+    if arrays or (collector_dir() / CONFIG_FILE).exists():
+        _run_collector_play(run, arrays, files)
+    # The servers' variables were worked out before this step took addresses: again, now.
+    run.context.variables.update(server_array_variables(run.context.pairs))
+    run_playbook_step(run)
+
+
+def _run_collector_play(run: StepRun, arrays: list[StorageArray], files: CollectorFiles) -> None:
+    """collector.yml: configure and (re)start the collector, or stop it when it reads nothing."""
+    console = run.console
     result = run_playbook(
         "collector.yml",
         {"all": {"hosts": {"localhost": _management_server()}}},
         {
             "ostara_collector_enabled": bool(arrays),
-            "ostara_collector_dir": str(settings.OSTARA_ARRAYS_DIR),
+            "ostara_collector_dir": str(collector_dir()),
             "ostara_collector_config": files.config,
             "ostara_virtual": settings.VIRTUAL_RACK is not None,
             "ostara_sensor_source": str(SENSOR_SOURCE),
@@ -148,9 +164,6 @@ def run_sensor_step(run: StepRun) -> None:
     console.say(result.summary())
     if not result.succeeded:
         raise StepFailed(result.summary())
-    # The servers' variables were worked out before this step took addresses: again, now.
-    run.context.variables.update(server_array_variables(run.context.pairs))
-    run_playbook_step(run)
 
 
 def _management_server() -> dict:

@@ -221,13 +221,12 @@ OSTARA_SENSOR_INFLUXDB_URL = env_str("OSTARA_SENSOR_INFLUXDB_URL", INFLUXDB_URL)
 OSTARA_SENSOR_INTERVAL = env_int("OSTARA_SENSOR_INTERVAL", 10)
 # The arrays' REST collector (issue 33): one sensor process on this management server, with only
 # the santricity collector, its points tagged server=OSTARA_ARRAYS_SERVER. Its configuration,
-# monitor password file and spool live in OSTARA_ARRAYS_DIR (the ostara-arrays unit reads
-# /etc/ostara/arrays/collector.conf). OSTARA_ARRAY_CA_FILE: the site's CA for the arrays'
-# certificates; when set, TLS is verified against it and no certificate is pinned.
+# monitor password file and spool live in OSTARA_ARRAYS_DIR; empty: /etc/ostara/arrays (what
+# the ostara-arrays unit reads), or on a virtual rack its arrays-collector/ directory.
+# OSTARA_ARRAY_CA_FILE: the site's CA for the arrays' certificates; when set, TLS is verified
+# against it and no certificate is pinned.
 OSTARA_ARRAYS_SERVER = env_str("OSTARA_ARRAYS_SERVER", socket.gethostname().split(".")[0])
-OSTARA_ARRAYS_DIR = Path(
-    env_str("OSTARA_ARRAYS_DIR", str(RUN_DIR / "arrays") if VIRTUAL_RACK else "/etc/ostara/arrays")
-)
+OSTARA_ARRAYS_DIR = env_str("OSTARA_ARRAYS_DIR", "")
 OSTARA_ARRAY_CA_FILE = env_str("OSTARA_ARRAY_CA_FILE", "")
 OSTARA_SANTRICITY_INTERVAL = env_int("OSTARA_SANTRICITY_INTERVAL", 60)
 # A drive replacement's job asks the array this often how its reconstruction goes, and gives

@@ -44,6 +44,16 @@ class CollectorFiles:
     password: str  # the monitor password file's content
 
 
+def collector_dir() -> Path:
+    """Where the collector's configuration, password file, spool (and on a virtual rack its
+    pid file and log) live."""
+    if settings.OSTARA_ARRAYS_DIR:
+        return Path(settings.OSTARA_ARRAYS_DIR)
+    if settings.VIRTUAL_RACK is not None:
+        return Path(settings.VIRTUAL_RACK) / "arrays-collector"
+    return Path("/etc/ostara/arrays")
+
+
 def rest_arrays() -> list[StorageArray]:
     """Every array of the inventory read through its REST API (its addresses given)."""
     return list(StorageArray.objects.exclude(management_a="").order_by("name"))

@@ -85,7 +85,7 @@ def controller(tmp_path):
 def appliance(tmp_path, settings):
     settings.RUN_DIR = tmp_path / "run"
     settings.ANSIBLE_WORK_DIR = tmp_path / "run" / "ansible"
-    settings.OSTARA_ARRAYS_DIR = tmp_path / "run" / "arrays"
+    settings.OSTARA_ARRAYS_DIR = str(tmp_path / "run" / "arrays")
     settings.OSTARA_ARRAYS_SERVER = "mgmt01"
     settings.OSTARA_ARRAY_CA_FILE = ""
     settings.VIRTUAL_RACK = None
@@ -251,7 +251,7 @@ def test_the_collector_is_configured_from_the_inventory_and_the_password_only_as
     collector, servers = playbooks
     assert collector["playbook"] == "collector.yml" and servers["playbook"] == "sensor.yml"
     config = collector["extravars"]["ostara_collector_config"]
-    arrays_dir = appliance.OSTARA_ARRAYS_DIR
+    arrays_dir = Path(appliance.OSTARA_ARRAYS_DIR)
     assert "[sensor]\nserver = mgmt01\ncollect = santricity\n" in config
     assert "arrays = ssu01-a ssu01-b\nuser = monitor\n" in config
     assert f"password_file = {arrays_dir / 'monitor.password'}\n" in config
@@ -276,9 +276,8 @@ def test_arrays_without_addresses_stay_with_smcli_and_no_collector_runs(
 ):
     pairs = save_plans([ssu_spec])
     run_sensor_step(sensor_step(pairs))
-    collector, servers = playbooks
-    assert collector["extravars"]["ostara_collector_enabled"] is False
-    assert collector["secrets"] == {}
+    (servers,) = playbooks  # no collector was ever configured: none to start or stop
+    assert servers["playbook"] == "sensor.yml"
     assert servers["extravars"]["ostara_smcli_arrays"] == {"ssu01": ["ssu01-a", "ssu01-b"]}
 
 
