@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import html
 import http.server
 import json
 import ssl
@@ -315,3 +316,27 @@ def test_on_the_virtual_rack_the_addresses_and_account_come_from_rack_json(
     assert array.certificate_sha256 == "ab" * 32
     assert StorageArray.objects.get(name="ssu01-b").controller_addresses == ()
     assert take_from_virtual_rack(rack) == []  # unchanged: nothing written again
+
+
+def test_an_admin_moves_an_existing_array_to_the_collector_password_kept_encrypted(
+    client, world, filesystem_with_mds, ssu_spec
+):
+    (pair,) = save_plans([ssu_spec])  # an appliance provisioned before the collector
+    array = pair.arrays.get(name="ssu01-a")
+    client.login(username="admin", password="pw-admin-123!")
+    url = f"/admin/inventory/storagearray/{array.pk}/change/"
+    form = {"monitor_user": "monitor", "certificate_sha256": "", "_save": "Save"}
+    inline = {"enclosures-TOTAL_FORMS": "0", "enclosures-INITIAL_FORMS": "0"}
+    refused = client.post(url, {**form, **inline, "management_a": "10.20.1.21"})
+    refusal = html.unescape(refused.content.decode())
+    assert "give both controllers' management addresses, or neither" in refusal
+    posted = {"management_a": "10.20.1.21", "management_b": "10.20.1.22:8443"}
+    response = client.post(url, {**form, **inline, **posted, "monitor_password": "m0n secret"})
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    array.refresh_from_db()
+    assert array.controller_addresses == ("10.20.1.21", "10.20.1.22:8443")
+    assert array.monitor_password == "m0n secret"
+    assert "m0n" not in array.monitor_password_encrypted
+    client.post(url, {**form, **inline, **posted, "monitor_password": ""})
+    array.refresh_from_db()
+    assert array.monitor_password == "m0n secret"  # empty: the one set before is kept
