@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$OSTARA_HOME"
 mkdir -p .run/bench
 
-benchmarks=(benchmarks.rack benchmarks.sensor benchmarks.health benchmarks.analytics)
+benchmarks=(benchmarks.rack benchmarks.commands benchmarks.sensor benchmarks.health benchmarks.analytics)
 export DJANGO_SETTINGS_MODULE=portal.settings
 ran=0
 for module in "${benchmarks[@]}"; do

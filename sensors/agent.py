@@ -3,7 +3,9 @@
 Ticks are aligned to multiples of the interval on the wall clock (10:00:00, 10:00:10, ...), and
 every point of a round carries the tick's time in milliseconds, so sensors across the rack
 stamp the same instants and a replayed batch lands exactly on its original points. A round
-that overruns skips the ticks it missed rather than bunching rounds together.
+that overruns skips the ticks it missed rather than bunching rounds together. The ticks are
+the base interval's (`[sensor] interval`); the slower collectors run at the ticks they are due
+(sensors.collect).
 """
 
 from __future__ import annotations

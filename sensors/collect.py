@@ -4,16 +4,26 @@ Each collector runs inside its own guard: a file that fails to parse is reported
 collector and skipped, and even an unexpected error in one collector only costs that
 collector's points for the round, never the others'.
 
-The BMC, array and redundancy collectors wait on outside programs (ipmitool over the LAN,
-SMcli: about a second each; corosync-cfgtool, multipath, lnetctl), so they run in threads of
-their own, each into its own Round merged at the end,
-while the Lustre files are read: a round lasts as long as its slowest part, not their sum.
+The Lustre files, the node and the LNet counters are read every round. The collectors that wait
+on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl, the partner's BMC
+and PDU) each run on an interval of their own (`[bmc] interval = 60`, sensors.config) in
+threads of their own, each into its own Round stamped with the tick it started at. A round
+never waits on a slow one: it takes what finished by its deadline, and a run still going is not
+started again (no pile-up); its points go with the send of the round in which it finishes,
+under the time of the round that started it, however late: they are readings of that moment,
+the runs of one collector never overlap (a late result never overwrites a newer one), and
+dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills its
+minute). What stops a hung program is each command's timeout, never longer than the
+collector's interval.
+Each outside collector's duration, lateness and interval go into the `sensor` point.
 """
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 from sensors.arrays import ArraySource, CommandArraySource, SMcliArraySource, collect_arrays
 from sensors.bmc import collect_bmc
@@ -31,30 +41,91 @@ from sensors.redundancy import (
 )
 from sensors.rounds import Round
 
+# Share of the base interval a round waits for the outside collectors it started.
+ROUND_SHARE = 0.8
+
+
+@dataclass
+class Outside:
+    """One outside collector's schedule: its run in progress and its last finished one."""
+
+    name: str
+    run: Callable[[Round], None]
+    interval: float
+    timeout: float
+    due: float = 0.0  # the tick (s) its next run is due at
+    future: Future | None = None
+    part: Round | None = None  # the points of the run in progress
+    seconds: float | None = None  # how long its last finished run took
+
 
 class Collector:
     def __init__(self, config: SensorConfig, array_source: ArraySource | None = None) -> None:
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outside")
         self.array_source = array_source
-        timeout = min(config.array_timeout, max(1.0, 0.8 * config.interval))
+        timeout = config.timeout_of("array")
         if array_source is None and config.array_smcli:
             self.array_source = SMcliArraySource(
                 config.array_smcli, list(config.array_names), timeout
             )
         elif array_source is None and config.array_command:
             self.array_source = CommandArraySource(config.array_command, timeout)
+        self.outside = {
+            name: Outside(name, run, float(config.interval_of(name)), config.timeout_of(name))
+            for name, run in self._outside_collectors().items()
+            if name in config.collectors
+        }
+        # At most four outside programs at once per server, as before the intervals: a run
+        # waiting for a thread counts as running (not started again, its lateness reported).
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outside")
+
+    def _outside_collectors(self) -> dict[str, Callable[[Round], None]]:
+        """The configured outside collectors: each one's run into a Round of its own."""
+        config = self.config
+        timeout = config.timeout_of
+        found: dict[str, Callable[[Round], None] | None] = {}
+        if config.bmc_command:
+            found["bmc"] = lambda part: collect_bmc(part, config.bmc_command, timeout("bmc"))
+        if self.array_source is not None:
+            where = f"array command {config.array_smcli or config.array_command!r}"
+            found["array"] = lambda part: collect_arrays(part, self.array_source, where)
+        if config.cluster_command:
+            found["cluster"] = lambda part: collect_cluster(
+                part, config.cluster_command, timeout("cluster")
+            )
+        if config.multipath_command:
+            found["multipath"] = lambda part: collect_multipath(
+                part, config.multipath_command, timeout("multipath")
+            )
+        if config.lnetctl_command:
+            found["lnet"] = lambda part: collect_lnet_state(
+                part, config.lnetctl_command, config.lnet_peers, timeout("lnet")
+            )
+        if config.partner_bmc_command:
+            found["partner_bmc"] = lambda part: collect_partner_power(
+                part, config.partner_host, config.partner_bmc_command, timeout("partner_bmc")
+            )
+        if config.partner_pdu_command:
+            found["partner_pdu"] = lambda part: collect_partner_pdu(
+                part, config.partner_host, config.partner_pdu_command, timeout("partner_pdu")
+            )
+        return {name: run for name, run in found.items() if run is not None}
 
     def collect(self, timestamp_ms: int) -> Round:
-        """Run every collector once; all points carry `timestamp_ms`."""
+        """Run the collectors due at this tick; all points carry `timestamp_ms`, but those of
+        an outside run that finishes in a later round, which carry the tick it started at."""
         started = time.perf_counter()
+        deadline = time.monotonic() + ROUND_SHARE * self.config.interval
         rnd = Round(timestamp_ms, self.config.static_tags())
         wanted = self.config.collectors
         found = {"ost": 0, "mdt": 0}
         self.jobs.new_round()
-        outside = self._start_outside(rnd)
+        tick = timestamp_ms / 1000
+        # What finished since the last round's deadline first: a run done is free to start.
+        ran = self._finished(rnd)
+        ran |= self._start_due(rnd, tick)
         for kind in ("ost", "mdt"):
             if kind in wanted:
                 found[kind] = (
@@ -67,64 +138,57 @@ class Collector:
             self._guard(rnd, "node", collect_node, self.tree, rnd, role)
         if "lnet" in wanted:
             self._guard(rnd, "lnet", collect_lnet, self.tree, rnd)
-        for future, part in outside:
-            future.result()
-            rnd.lines.extend(part.lines)
-            rnd.errors += part.errors
+        running = [o.future for o in self.outside.values() if o.future is not None]
+        if running:
+            wait(running, timeout=max(0.0, deadline - time.monotonic()))
+        ran |= self._finished(rnd)
+        self._lateness(rnd, tick, ran)
         rnd.seconds = time.perf_counter() - started
         return rnd
 
-    def _start_outside(self, rnd: Round) -> list:
-        """Start the BMC and array collectors in threads, each into a Round of its own."""
-        wanted = self.config.collectors
-        # A hung BMC or array must not hold the round past its interval.
-        ceiling = max(1.0, 0.8 * self.config.interval)
-        jobs = []
-        if "bmc" in wanted and self.config.bmc_command:
-            part = Round(rnd.timestamp, rnd.tags)
-            args = (part, self.config.bmc_command, min(self.config.bmc_timeout, ceiling))
-            jobs.append((part, "bmc", collect_bmc, args))
-        if "array" in wanted and self.array_source is not None:
-            part = Round(rnd.timestamp, rnd.tags)
-            where = f"array command {self.config.array_smcli or self.config.array_command!r}"
-            jobs.append((part, "array", collect_arrays, (part, self.array_source, where)))
-        timeout = min(self.config.command_timeout, ceiling)
-        config = self.config
-        for name, active, function, args in (
-            ("cluster", config.cluster_command, collect_cluster, (config.cluster_command,)),
-            (
-                "multipath",
-                config.multipath_command,
-                collect_multipath,
-                (config.multipath_command,),
-            ),
-            (
-                "lnet",
-                config.lnetctl_command,
-                collect_lnet_state,
-                (config.lnetctl_command, config.lnet_peers),
-            ),
-            (
-                "partner_bmc",
-                config.partner_bmc_command,
-                collect_partner_power,
-                (config.partner_host, config.partner_bmc_command),
-            ),
-            (
-                "partner_pdu",
-                config.partner_pdu_command,
-                collect_partner_pdu,
-                (config.partner_host, config.partner_pdu_command),
-            ),
-        ):
-            if name in wanted and active:
-                part = Round(rnd.timestamp, rnd.tags)
-                jobs.append((part, name, function, (part, *args, timeout)))
-        started = []
-        for part, name, function, args in jobs:
-            future = self._pool.submit(self._guard, part, name, function, *args)
-            started.append((future, part))
+    def _start_due(self, rnd: Round, tick: float) -> set[str]:
+        """Start the outside collectors due at this tick and not still running."""
+        started = set()
+        for outside in self.outside.values():
+            if tick < outside.due or outside.future is not None:
+                continue
+            outside.part = Round(rnd.timestamp, rnd.tags)
+            outside.future = self._pool.submit(self._timed, outside.part, outside)
+            outside.due = tick + outside.interval
+            started.add(outside.name)
         return started
+
+    def _finished(self, rnd: Round) -> set[str]:
+        """The points of the outside runs that finished, into this round's send."""
+        finished = set()
+        for outside in self.outside.values():
+            if outside.future is None or not outside.future.done():
+                continue
+            part, outside.seconds = outside.part, outside.future.result()
+            outside.future = outside.part = None
+            finished.add(outside.name)
+            rnd.errors += part.errors
+            rnd.lines.extend(part.lines)
+        return finished
+
+    def _lateness(self, rnd: Round, tick: float, ran: set[str]) -> None:
+        """Each outside collector's interval, and for those that ran or were due this round
+        its last run's duration and how long it is overdue (a run still going at its due
+        time)."""
+        for outside in self.outside.values():
+            rnd.schedule[f"{outside.name}_interval"] = outside.interval
+            overdue = outside.future is not None and tick >= outside.due
+            if outside.name not in ran and not overdue:
+                continue
+            late = tick - outside.due if overdue else 0.0
+            rnd.schedule[f"{outside.name}_late"] = round(late, 3)
+            if outside.seconds is not None:
+                rnd.schedule[f"{outside.name}_seconds"] = round(outside.seconds, 3)
+
+    def _timed(self, part: Round, outside: Outside) -> float:
+        started = time.perf_counter()
+        self._guard(part, outside.name, outside.run, part)
+        return time.perf_counter() - started
 
     @staticmethod
     def _guard(rnd: Round, name: str, function, *args):
@@ -154,4 +218,5 @@ def sensor_fields(
         "parse_errors": rnd.errors,
         "collect_seconds": round(rnd.seconds, 6),
         "points": len(rnd.lines),
+        **rnd.schedule,
     }

@@ -23,6 +23,25 @@ COLLECTORS = (
     "partner_bmc",
     "partner_pdu",
 )
+# The collectors that read the server's own files, every round (`[sensor] interval`); every
+# other one waits on an outside program or device and runs on an interval of its own.
+EVERY_ROUND = ("ost", "mdt", "oss_service", "node")
+# Seconds between runs of each outside collector, by default: what the hardware answers
+# comfortably (a BMC's full sensor list takes one to several seconds, an array's state is
+# watched once a minute as E-series sites do). `lnet` is the lnetctl state; the LNet counters
+# are files, read every round.
+DEFAULT_INTERVALS = {
+    "bmc": 60.0,
+    "array": 60.0,
+    "santricity": 60.0,
+    "partner_bmc": 60.0,
+    "partner_pdu": 60.0,
+    "multipath": 30.0,
+    "cluster": 10.0,
+    "lnet": 10.0,
+}
+# The config section of each outside collector (its `interval =` and `timeout =` keys).
+SECTIONS = {"partner_bmc": "partner", "partner_pdu": "partner"}
 DEFAULT_SPOOL_DIR = "/var/lib/ostara-sensor/spool"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _TAG_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -83,9 +102,26 @@ class SensorConfig:
     # The fence agent's `status` of the partner's PDU outlet (the second fencing level).
     partner_pdu_command: str = ""
     command_timeout: float = 10.0
+    # Seconds between runs and the timeout of each outside collector, where the config sets
+    # them (`[bmc] interval = 60`); the others take DEFAULT_INTERVALS and the timeouts above.
+    intervals: dict[str, float] = field(default_factory=dict)
+    timeouts: dict[str, float] = field(default_factory=dict)
 
     def static_tags(self) -> dict[str, str]:
         return {**self.tags, "server": self.server}
+
+    def interval_of(self, collector: str) -> float:
+        """Seconds between runs of a collector: its own interval, or every round (never more
+        often: the rounds are the sensor's ticks)."""
+        own = self.intervals.get(collector, DEFAULT_INTERVALS.get(collector, self.interval))
+        return max(own, self.interval)
+
+    def timeout_of(self, collector: str) -> float:
+        """Seconds one run of an outside collector may take; never more than its interval,
+        so a hung command is given up before its next run is due."""
+        default = {"bmc": self.bmc_timeout, "array": self.array_timeout}
+        timeout = self.timeouts.get(collector, default.get(collector, self.command_timeout))
+        return min(timeout, max(1.0, self.interval_of(collector)))
 
 
 def _number(parser: configparser.ConfigParser, section: str, key: str, default, kind):
@@ -161,6 +197,18 @@ def load_config(path: str | Path) -> SensorConfig:
     config.command_timeout = _number(
         parser, "sensor", "command_timeout", config.command_timeout, float
     )
+    for name in COLLECTORS:
+        if name in EVERY_ROUND:
+            continue
+        section = SECTIONS.get(name, name)
+        interval = _number(parser, section, "interval", None, float)
+        if interval is not None:
+            config.intervals[name] = interval
+        if name in ("bmc", "array"):
+            continue  # read above, with their own defaults
+        timeout = _number(parser, section, "timeout", None, float)
+        if timeout is not None:
+            config.timeouts[name] = timeout
     validate(config)
     return config
 

@@ -37,6 +37,9 @@ class Round:
         self.lines: list[str] = []
         self.errors = 0
         self.seconds = 0.0  # how long the collectors took, set at the end of the round
+        # The outside collectors' schedule (`bmc_seconds`, `bmc_late`, `bmc_interval`) for
+        # the `sensor` point.
+        self.schedule: dict[str, float] = {}
 
     def add(self, measurement: str, tags: dict[str, str], fields: dict[str, Any]) -> None:
         """One point; `tags` are added to this sensor's static tags."""

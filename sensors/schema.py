@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND
+
 # --- tag names --------------------------------------------------------------------------------
 
 SERVER = "server"
@@ -110,6 +112,16 @@ MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
 BMC_POWER_FIELDS = ("answered", "power_on")
 PDU_POWER_FIELDS = ("answered", "power_on")
+# The collectors that run on an interval of their own (sensors.collect), and the seconds
+# between their runs when the sensor does not say (its `<collector>_interval` field does).
+SCHEDULED_COLLECTORS = tuple(name for name in COLLECTORS if name not in EVERY_ROUND)
+COLLECTOR_INTERVALS = dict(DEFAULT_INTERVALS)
+# Each one's last run's duration, seconds overdue (0 when its last run finished within its
+# interval) and interval in effect.
+SCHEDULE_SUFFIXES = ("seconds", "late", "interval")
+SCHEDULE_FIELDS = tuple(
+    f"{name}_{suffix}" for name in SCHEDULED_COLLECTORS for suffix in SCHEDULE_SUFFIXES
+)
 SENSOR_FIELDS = (
     "spooled_points",
     "dropped_points",
@@ -117,6 +129,7 @@ SENSOR_FIELDS = (
     "parse_errors",
     "collect_seconds",
     "points",
+    *SCHEDULE_FIELDS,
 )
 
 # --- measurements -----------------------------------------------------------------------------
@@ -156,6 +169,33 @@ BMC_POWER = Measurement("bmc_power", (SERVER, POLLED_BY), BMC_POWER_FIELDS)
 # The second fencing level: the partner's PDU outlet, through the fence agent's own `status`.
 PDU_POWER = Measurement("pdu_power", (SERVER, POLLED_BY), PDU_POWER_FIELDS)
 SENSOR_MEASUREMENT = Measurement("sensor", (SERVER,), SENSOR_FIELDS)
+
+# The collectors that write a measurement on an interval of their own, the first a server runs
+# first: how often a server reports it is that collector's `<collector>_interval` in its
+# `sensor` point, or its default (COLLECTOR_INTERVALS). The array's state comes from the REST
+# collector (`santricity`) or from SMcli (`array`).
+MEASUREMENT_COLLECTORS = {
+    BMC.name: ("bmc",),
+    ARRAY_MEASUREMENT.name: ("santricity", "array"),
+    BMC_POWER.name: ("partner_bmc",),
+    PDU_POWER.name: ("partner_pdu",),
+    MULTIPATH.name: ("multipath",),
+    CLUSTER.name: ("cluster",),
+    LNET.name: ("lnet",),
+}
+
+
+def interval_field(collector: str) -> str:
+    """The `sensor` point's field with a collector's interval in effect (`bmc_interval`)."""
+    return f"{collector}_interval"
+
+
+def default_interval(measurement: str) -> float | None:
+    """Seconds between a measurement's points when its sensor does not say; None: every
+    round of the sensor."""
+    collectors = MEASUREMENT_COLLECTORS.get(measurement, ())
+    return COLLECTOR_INTERVALS.get(collectors[-1]) if collectors else None
+
 
 MEASUREMENTS = {
     m.name: m

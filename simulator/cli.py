@@ -3,10 +3,12 @@
     python -m simulator add     --rack DIR SPEC.json [--build]  rack and cable an SSU/MDS pair
     python -m simulator serve   --rack DIR [--interval 10] [--speed 1] [--scenario NAME]
                                       [--multipath-queue SECONDS] [--rebuild-seconds N]
+                                      [--latency real|none|NAME=SECONDS,...] [--no-dispatcher]
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
     python -m simulator remove-real --rack DIR    power off real-cluster pairs, drop namespaces
+    python -m simulator arrays-api --rack DIR     the arrays' SANtricity REST API, until SIGTERM
     python -m simulator status  --rack DIR [--json]
     python -m simulator scenario --rack DIR NAME [--hot-server H]
     python -m simulator workload --rack DIR (SCENARIO [--server H] | fill-skew [--count 4]
@@ -32,11 +34,12 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from provisioning.planner import SpecError, make_plan
-from simulator import failures, provision, realcluster, scenarios
+from simulator import dispatch, failures, latency, provision, realcluster, scenarios
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 from simulator.scenarios import SCENARIOS
@@ -134,8 +137,11 @@ def cmd_serve(args) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    delays = None if args.latency is None else latency.parse(args.latency)  # before any change
     with Rack.open(args.rack, create=True, writer=writer) as rack:
         rack.install_commands()
+        if delays is not None:
+            latency.save(rack.root, delays)
         _collect_stale_trees()
         trees = _choose_trees(args)
         if trees != rack.state.get("trees"):
@@ -160,6 +166,19 @@ def cmd_serve(args) -> int:
         if realcluster.real_hosts(rack.state):
             # BMCs and cables do not survive a reboot of the machine: put them back.
             realcluster.start(rack.root, rack.state)
+    # The commands' resident dispatcher lives as long as this process serves the rack (not
+    # worth its start for a single refresh).
+    dispatcher = None if args.no_dispatcher or args.once else dispatch.start(args.rack)
+    arrays_api = _start_arrays_api(args.rack, args.response_ms) if args.arrays_api else None
+    try:
+        return _serve_loop(args, writer, store, stop)
+    finally:
+        if arrays_api:
+            arrays_api.stop()
+        dispatch.stop(dispatcher)
+
+
+def _serve_loop(args, writer: TreeWriter, store: dict, stop: dict) -> int:
     print(
         f"serving virtual rack {Path(args.rack).resolve()} every {args.interval:g} s "
         f"(speed x{args.speed:g})",
@@ -180,6 +199,17 @@ def cmd_serve(args) -> int:
         if args.once:
             break
     return 0
+
+
+def _start_arrays_api(rack: Path, response_ms: float):
+    """The arrays' REST API (simulator/santricity/), its ports printed as they are recorded."""
+    from simulator.santricity.server import ArraysApi
+
+    api = ArraysApi(rack, response_seconds=response_ms / 1000.0)
+    api.start()
+    for (array, controller), port in sorted(api.endpoints().items()):
+        print(f"{array} controller {controller}: https://127.0.0.1:{port}", flush=True)
+    return api
 
 
 def cmd_tick(args) -> int:
@@ -273,6 +303,7 @@ def cmd_inject(args) -> int:
             links=args.links,
             pair=args.pair,
             celsius=args.celsius,
+            latency_ms=args.latency_ms,
         )
         rack.render()
     print(
@@ -289,6 +320,20 @@ def cmd_clear(args) -> int:
         rack.render()
     for failure in cleared:
         print(f"cleared {failure['id']}: {failure['kind']} {failure.get('where', '')}")
+    return 0
+
+
+def cmd_arrays_api(args) -> int:
+    """The arrays' SANtricity REST API, one HTTPS port per controller, until SIGTERM."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+    api = _start_arrays_api(args.rack, args.response_ms)
+    try:
+        print(f"serving the arrays' REST API of {api.root} (stop: SIGTERM)", flush=True)
+        stop.wait()
+    finally:
+        api.stop()
     return 0
 
 
@@ -367,6 +412,11 @@ INJECT_ROWS = {
         "--array A --controller A|B",
         "the partner controller serves every volume, slower",
     ),
+    "array-slow": (
+        "--array A --volume-group VG [--latency-ms N]",
+        "the array takes N ms more per I/O on that group's volumes (default 40): its OSTs are "
+        "slow at the array, their OSS idle",
+    ),
     "hot-cpu": ("--server H [--celsius N]", "its CPUs read N °C (default 90)"),
     "hot-inlet": ("--server H [--celsius N]", "its inlet air reads N °C (default 43)"),
 }
@@ -389,6 +439,21 @@ def _inject_epilog() -> str:
         "PDU) and its own Corosync and Pacemaker decide what follows (simulator/README.md)",
     ]
     return "\n".join(lines)
+
+
+# How long an array's embedded web server takes to answer a request (ms): real controllers
+# answer small GETs in about a tenth of a second; the time is spent waiting, not computing.
+RESPONSE_MS = 100.0
+
+
+def _response_ms_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--response-ms",
+        type=float,
+        default=RESPONSE_MS,
+        metavar="N",
+        help="arrays' REST API: ms each answer takes, as real controllers' (default %(default)g)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -449,6 +514,25 @@ def build_parser() -> argparse.ArgumentParser:
         "default, or 0: a whole drive at about 150 MB/s, hours)",
     )
     serve.add_argument("--once", action="store_true", help="one refresh, then exit")
+    serve.add_argument(
+        "--latency",
+        metavar="SETTING",
+        help="how long the virtual commands take (wall time, no CPU; kept in the rack): "
+        "'real' (SMcli 2.5 s, ipmitool 1 s, ipmitool chassis 0.3 s, fence_apc_snmp 0.3 s), "
+        "'none', or NAME=SECONDS[,NAME:WORD=SECONDS...] e.g. SMcli=2.5,ipmitool=1 "
+        "(default: as kept, none for a new rack)",
+    )
+    serve.add_argument(
+        "--no-dispatcher",
+        action="store_true",
+        help="run every virtual command as a new Python process (no resident dispatcher)",
+    )
+    serve.add_argument(
+        "--arrays-api",
+        action="store_true",
+        help="also serve the arrays' SANtricity REST API (as the arrays-api command does)",
+    )
+    _response_ms_argument(serve)
     trees = serve.add_mutually_exclusive_group()
     trees.add_argument(
         "--trees-in-memory",
@@ -506,7 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("--pair", metavar="P", help="a server pair (private-switch-down)")
     inject.add_argument("--array", metavar="A", help="an array's name (ssu01-a)")
     inject.add_argument("--drive", metavar="T,D,S", help="tray,drawer,slot (drive-failed)")
-    inject.add_argument("--volume-group", metavar="VG", help="drive-failed, with --count")
+    inject.add_argument(
+        "--volume-group", metavar="VG", help="drive-failed (with --count), array-slow"
+    )
     inject.add_argument("--count", type=int, default=1, help="drives of --volume-group to fail")
     inject.add_argument(
         "--enclosure", type=int, metavar="T", help="tray number (0 = controller shelf)"
@@ -517,6 +603,12 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument(
         "--celsius", type=float, help="hot-cpu (default 90), hot-inlet (default 43): the reading"
     )
+    inject.add_argument(
+        "--latency-ms",
+        type=float,
+        metavar="N",
+        help=f"array-slow: ms the array adds to each I/O (default {failures.SLOW_MS:g})",
+    )
     inject.add_argument("--json", action="store_true")
     inject.set_defaults(func=cmd_inject)
 
@@ -524,6 +616,14 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("failure_id", nargs="?")
     clear.add_argument("--all", action="store_true")
     clear.set_defaults(func=cmd_clear)
+
+    arrays_api = with_rack(
+        "arrays-api",
+        help="serve the arrays' SANtricity REST API (HTTPS, one loopback port per controller, "
+        "recorded in the rack) in the foreground until SIGTERM",
+    )
+    _response_ms_argument(arrays_api)
+    arrays_api.set_defaults(func=cmd_arrays_api)
 
     remove = with_rack(
         "remove-real",

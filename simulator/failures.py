@@ -20,6 +20,10 @@
   degraded, all stay online.
 - controller-failed (--array --controller A|B): the partner controller serves every volume
   (the array is slower).
+- array-slow (--array --volume-group G, --latency-ms N): the array takes N ms more (40 by
+  default) for each I/O to that group's volumes (a drive that retries, a misbehaving
+  controller path): the volumes' latency at the array rises, the OSTs on them see the same
+  longer service time and move less; their OSS stays idle and its other OSTs are normal.
 - hot-cpu / hot-inlet (--server, --celsius N): a CPU cooler or the room's cooling fails; the
   BMC's CPU temperatures read N °C (90 by default), or its inlet air does (43 by default) and
   every other temperature rises with it.
@@ -63,12 +67,16 @@ KINDS = {
     "drive-failed",
     "drawer-failed",
     "controller-failed",
+    "array-slow",
     "hot-cpu",
     "hot-inlet",
 }
 # Which of a BMC's temperatures each overheating failure sets, and to what by default
 # (simulator.commands.ipmitool).
 HEAT = {"hot-cpu": ("cpu", 90.0), "hot-inlet": ("inlet", 43.0)}
+# The service time `array-slow` adds to each I/O of the group by default (ms): a healthy
+# group's is a few ms, so the OSTs on it are an order of magnitude slower.
+SLOW_MS = 40.0
 
 
 # What leaves a server of the imitation down until it is cleared (crashed, or fenced off).
@@ -110,6 +118,7 @@ def inject(
     links: int = 1,
     pair: str | None = None,
     celsius: float | None = None,
+    latency_ms: float | None = None,
 ) -> dict:
     if kind not in KINDS:
         raise RackError(f"unknown failure {kind!r}; one of {', '.join(sorted(KINDS))}")
@@ -186,6 +195,22 @@ def inject(
             target_array["controllers"][controller] = "failed"
             failure.update(
                 controller=controller, where=f"{target_array['name']} controller {controller}"
+            )
+        elif kind == "array-slow":
+            group = target_array["volume_groups"].get(volume_group or "")
+            if group is None:
+                raise RackError(
+                    f"array-slow needs --volume-group, one of {target_array['name']}'s groups "
+                    f"({', '.join(sorted(target_array['volume_groups'])) or 'none'})"
+                )
+            added = SLOW_MS if latency_ms is None else float(latency_ms)
+            if added <= 0:
+                raise RackError(f"--latency-ms must be positive, not {latency_ms:g}")
+            group["slow_ms"] = group.get("slow_ms", 0.0) + added
+            failure.update(
+                volume_group=group["name"],
+                latency_ms=added,
+                where=f"{target_array['name']} {group['name']} +{added:g} ms",
             )
         elif kind == "drawer-failed":
             if enclosure is None or drawer is None:
@@ -371,6 +396,13 @@ def clear(rack, failure_id: str | None) -> list[dict]:
             pairs.add(array["pair"])
             if kind == "controller-failed":
                 array["controllers"][failure["controller"]] = "optimal"
+            elif kind == "array-slow":
+                group = array["volume_groups"].get(failure["volume_group"]) or {}
+                left = group.get("slow_ms", 0.0) - failure["latency_ms"]
+                if left > 1e-9:
+                    group["slow_ms"] = left
+                else:
+                    group.pop("slow_ms", None)
             elif kind == "drawer-failed":
                 shelf = array["enclosures"][failure["enclosure"]]
                 if failure["drawer"] in shelf["drawers_offline"]:

@@ -39,6 +39,10 @@ MDS_CEILING_MB_S = 2500.0
 CONTROLLER_CEILING_MB_S = 3200.0
 # Writes with the array's write cache suspended (a controller failed): straight to the drives.
 WRITE_THROUGH_FACTOR = 0.55
+# A volume group slow at the array (`inject array-slow`): each I/O waits the added time, and
+# with the few I/Os an OST keeps in flight (about 8 of 1 MiB) its bandwidth falls with it.
+SLOW_IOS_IN_FLIGHT = 8
+SLOW_IO_BYTES = 1_048_576
 # One SAS link of a server down: multipath still has a path; slight loss of bandwidth.
 ONE_SAS_LINK_DOWN_FACTOR = 0.92
 
@@ -65,7 +69,21 @@ def ost_bandwidth(state: dict, target: dict, test: str = "write") -> float:
     rate = base * width_factor * segment_factor(volume["segment_kib"]) * factor
     if test != "read" and not write_cache_mirrored(array):
         rate *= WRITE_THROUGH_FACTOR
+    slow_ms = group.get("slow_ms") or 0.0
+    if slow_ms > 0:
+        rate = min(rate, SLOW_IOS_IN_FLIGHT * SLOW_IO_BYTES / (slow_ms / 1000.0) / MB)
     return rate
+
+
+def array_delay_ms(state: dict, target: dict) -> float:
+    """The service time an array adds to each I/O of a target's volume (`inject array-slow`
+    on its volume group), in ms."""
+    found = target_volume(state, target)
+    if not found:
+        return 0.0
+    array, volume = found
+    group = array["volume_groups"].get(volume["vg"]) or {}
+    return float(group.get("slow_ms") or 0.0)
 
 
 def write_cache_mirrored(array: dict) -> bool:

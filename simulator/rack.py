@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulator import cluster, counter_store, procfs, scenarios, topology, workload
+from simulator import cluster, counter_store, dispatch, procfs, scenarios, topology, workload
 from simulator.command_table import MODULES
+from simulator.santricity import mel
 from simulator.state import (
     RackError,
     load_state,
@@ -83,6 +84,8 @@ class Rack:
         return self._store
 
     def save(self) -> None:
+        # The arrays log what changed in them (their MEL, served by the REST API).
+        mel.observe(self.state, self.now)
         save_state(self.root, self.state)
         if self._store is not None and getattr(self, "_save_counters", True):
             counter_store.save_counters(self.root, self._store)
@@ -115,17 +118,21 @@ class Rack:
         except KeyError:
             raise RackError(f"unknown server {host}") from None
 
-    def install_commands(self) -> None:
-        """Write the command wrappers into every host's bin/ and the rack's own bin/."""
+    def install_commands(self, *, direct: bool = False) -> None:
+        """Write the command wrappers into every host's bin/ and the rack's own bin/;
+        ``direct``: each call a new Python, never the dispatcher (the benchmark's "before")."""
+        from simulator import realcluster  # imports the rack: only here
+
+        real = set(realcluster.real_hosts(self.state))
         for host in self.state["servers"]:
             bin_dir = procfs.host_root(self.root, host) / "bin"
             for name, module in HOST_COMMANDS.items():
-                _write_wrapper(bin_dir / name, self.root, host, module, name)
+                _write_wrapper(
+                    bin_dir / name, self.root, host, module, name, direct or host in real
+                )
         for name, module in RACK_COMMANDS.items():
-            _write_wrapper(self.root / "bin" / name, self.root, None, module, name)
-        from simulator import realcluster  # imports the rack: only here
-
-        for host in realcluster.real_hosts(self.state):
+            _write_wrapper(self.root / "bin" / name, self.root, None, module, name, direct)
+        for host in real:
             realcluster.shims.install(self.root, host)  # the real tools, over the imitation's
 
     # -- trees ----------------------------------------------------------------------------
@@ -250,17 +257,25 @@ def hold_processes(root: Path, host: str, down: bool) -> None:
             continue  # gone: nothing to hold
 
 
-def _write_wrapper(path: Path, root: Path, host: str | None, module: str, name: str) -> None:
-    env = [f"OSTARA_RACK={shlex.quote(str(root))}"]
-    if host:
-        env.append(f"OSTARA_HOST={shlex.quote(host)}")
-    text = (
-        "#!/bin/sh\n"
-        f"# Virtual rack command `{name}` (simulator.commands.{module}).\n"
-        f"export {' '.join(env)}\n"
-        f'export PYTHONPATH={shlex.quote(str(REPO_ROOT))}"${{PYTHONPATH:+:$PYTHONPATH}}"\n'
-        f'exec {shlex.quote(sys.executable)} -m simulator.commands {shlex.quote(name)} "$@"\n'
-    )
+def _write_wrapper(
+    path: Path, root: Path, host: str | None, module: str, name: str, direct: bool = False
+) -> None:
+    """The command's wrapper: handed to the rack's resident dispatcher (simulator/dispatch.py),
+    or ``direct``ly a new Python per call (a real-cluster server's, whose commands also run
+    inside its namespaces)."""
+    if not direct:
+        text = dispatch.wrapper_text(root, host, name, module)
+    else:
+        env = [f"OSTARA_RACK={shlex.quote(str(root))}"]
+        if host:
+            env.append(f"OSTARA_HOST={shlex.quote(host)}")
+        text = (
+            "#!/bin/sh\n"
+            f"# Virtual rack command `{name}` (simulator.commands.{module}).\n"
+            f"export {' '.join(env)}\n"
+            f'export PYTHONPATH={shlex.quote(str(REPO_ROOT))}"${{PYTHONPATH:+:$PYTHONPATH}}"\n'
+            f'exec {shlex.quote(sys.executable)} -m simulator.commands {shlex.quote(name)} "$@"\n'
+        )
     if path.exists() and path.read_text() == text:
         return
     write_atomic(path, text)

@@ -16,6 +16,7 @@ import random
 from simulator import counters as C
 from simulator import perf, rebuilds
 from simulator.counter_store import apply_clears, expire_job_stats, host_counters, target_counters
+from simulator.santricity import stats as array_stats
 from simulator.scenarios import (
     FILL_LIMIT,
     MiB,
@@ -26,6 +27,8 @@ from simulator.scenarios import (
 )
 
 PAGE = 4096
+# The part of an OST I/O's service time spent in the server (OSS, HBA, SAS) rather than the array.
+SERVER_US = 150.0
 
 
 def advance(state: dict, store: dict, now: float) -> None:
@@ -58,6 +61,12 @@ def advance(state: dict, store: dict, now: float) -> None:
         for label in serving
     }
     flows = _plan_flows(state, dt, serving, bandwidth)
+    # An array's own added service time (`inject array-slow`) on each target's volume.
+    array_us = {
+        label: perf.array_delay_ms(state, state["targets"][label]) * 1000 for label in serving
+    }
+    # What each target's volume did this step, as its array measures it (the REST API).
+    volume_io: dict[str, list[float]] = {}
     host_bytes: dict[str, list[float]] = {h: [0.0, 0.0, 0, 0] for h in state["servers"]}
     # Writes, not reads: a job that can still read but not write (its OSTs are full) stalls.
     written_before = {job_id: sum(job["on_ost"].values()) for job_id, job in state["jobs"].items()}
@@ -65,7 +74,17 @@ def advance(state: dict, store: dict, now: float) -> None:
         job = state["jobs"][job_id]
         target = state["targets"][label]
         _do_io(
-            store, job, target, write_bytes, read_bytes, now, host_bytes, bandwidth[label][0], dt
+            store,
+            job,
+            target,
+            write_bytes,
+            read_bytes,
+            now,
+            host_bytes,
+            bandwidth[label][0],
+            dt,
+            array_us[label],
+            volume_io.setdefault(label, [0.0] * 6),
         )
     for job_id, job in state["jobs"].items():
         # A job whose stripes cannot move (ENOSPC, or its OSTs are gone) gives up eventually.
@@ -77,6 +96,7 @@ def advance(state: dict, store: dict, now: float) -> None:
     _background(state, store, now, dt, serving, host_bytes)
     expire_job_stats(store, now)
     rebuilds.advance(state, dt)
+    array_stats.record(state, volume_io, now, dt)
     state["clock"] = now
 
 
@@ -139,7 +159,11 @@ def _latency_us(bandwidth: float, io_size: int, util: float) -> float:
     return 250.0 + io_size / (bw * 1e6) * 1e6 * (1.0 + 2.0 * util)
 
 
-def _do_io(store, job, target, write_bytes, read_bytes, now, host_bytes, bandwidth, dt) -> None:
+def _do_io(
+    store, job, target, write_bytes, read_bytes, now, host_bytes, bandwidth, dt, array_us, seen
+) -> None:
+    """`array_us`: the array's added service time per I/O; `seen` accumulates what the array
+    measured ([read ops, write ops, read bytes, write bytes, read µs, write µs] summed)."""
     io = job["io_size"]
     n_w = int(write_bytes // io)
     n_r = int(read_bytes // io)
@@ -148,7 +172,7 @@ def _do_io(store, job, target, write_bytes, read_bytes, now, host_bytes, bandwid
     label = target["label"]
     entry = store["targets"][label]
     util = min(1.0, (n_w + n_r) * io / max(1.0, bandwidth * dt))
-    latency = _latency_us(bandwidth, io, util)
+    latency = _latency_us(bandwidth, io, util) + array_us
     stats = entry["stats"]
     jobs = entry["jobs"]
     job_entry = jobs.get(job["id"])
@@ -178,6 +202,10 @@ def _do_io(store, job, target, write_bytes, read_bytes, now, host_bytes, bandwid
         C.add_spread(stats[name], n, op_latency)
         C.add_same(jc[f"{name}_bytes"], n, io)
         C.add_spread(jc[name], n, op_latency)
+        # The array sees the I/O without the server's own part of its service time.
+        seen[direction] += n
+        seen[2 + direction] += n * io
+        seen[4 + direction] += n * max(50.0, op_latency - SERVER_US)
         hist[C.BRW_PAGES * 2 + direction][pages_bucket] += n
         hist[C.BRW_DISCONT_PAGES * 2 + direction][0] += n
         hist[C.BRW_DISCONT_BLOCKS * 2 + direction][0] += n

@@ -52,12 +52,29 @@ ARRAY_SERIES = ("array", "component", "id", "server")
 TARGET_SERIES = ("fs", "target", "server")
 
 
-def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
+def default_intervals() -> dict[str, float]:
+    """Seconds between the points of each measurement that comes on an interval of its own, by
+    the sensors' defaults."""
+    return {name: schema.default_interval(name) for name in schema.MEASUREMENT_COLLECTORS}
+
+
+def fact_statements(
+    silence_seconds: float, intervals: dict[str, float] | None = None
+) -> dict[str, FactStatement]:
     """The statements behind the facts, by name (the benchmark times each). The redundant paths
     a server reports (sensors.redundancy) keep a silent server's last report (the hour's window):
-    it names what it lost before its partner fenced it."""
+    it names what it lost before its partner fenced it. ``intervals``: the longest seconds
+    between the points of a measurement in effect on the rack (``default_intervals``): a
+    window holds at least three of its reports, so a BMC read once a minute is not lost from
+    view between two readings."""
+    intervals = {**default_intervals(), **(intervals or {})}
     short = int(max(60, 3 * silence_seconds))
     recent = int(max(20, silence_seconds))
+
+    def window(measurement: str, least: int) -> int:
+        return int(max(least, 3 * intervals[measurement]))
+
+    collectors = ", ".join(schema.interval_field(name) for name in schema.SCHEDULED_COLLECTORS)
     hour = LAST_SEEN_WINDOW_SECONDS
     capacity = ", ".join(schema.CAPACITY_FIELDS)
     server = ("server",)
@@ -66,12 +83,19 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
     )
     power = ", ".join(schema.BMC_POWER_FIELDS)
     pdu = ", ".join(schema.PDU_POWER_FIELDS)
+    polls, outlets = window("bmc_power", short), window("pdu_power", short)
     return {
         "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
+        # Each server's collectors' intervals in effect, from its newest `sensor` point.
+        "intervals": FactStatement(collectors, "sensor", short, server, flat=True),
         "node": FactStatement(node, "node", short, server, flat=True, keep=2),
         "bmc_seen": FactStatement("last(ok)", "bmc", hour, server, aggregate=True),
         "bmc": FactStatement(
-            ", ".join(schema.BMC_FIELDS), "bmc", short, ("server", "sensor", "type"), flat=True
+            ", ".join(schema.BMC_FIELDS),
+            "bmc",
+            window("bmc", short),
+            ("server", "sensor", "type"),
+            flat=True,
         ),
         "ost": FactStatement(capacity, "ost", short, TARGET_SERIES, flat=True),
         "mdt": FactStatement(capacity, "mdt", short, TARGET_SERIES, flat=True),
@@ -80,13 +104,18 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
         # are read, and drives only in arrays with such a group (``drive_faults``), by tag,
         # which the index answers quickly.
         "array_rounds": FactStatement(
-            "state, ok", "array", short, ARRAY_SERIES, "component = 'controller'", flat=True
+            "state, ok",
+            "array",
+            window("array", short),
+            ARRAY_SERIES,
+            "component = 'controller'",
+            flat=True,
         ),
         # With the array's long-running operation on the group (a reconstruction, its percent).
         "group_faults": FactStatement(
             "state, ok, operation, progress",
             "array",
-            recent,
+            window("array", recent),
             ARRAY_SERIES,
             "component = 'volume_group' AND ok = 0",
             flat=True,
@@ -98,15 +127,15 @@ def fact_statements(silence_seconds: float) -> dict[str, FactStatement]:
         "multipath": FactStatement(
             ", ".join(schema.MULTIPATH_SUMMARY_FIELDS), "multipath", hour, server, "device = ''"
         ),
-        "bmc_power": FactStatement(power, "bmc_power", short, ("server", "polled_by")),
+        "bmc_power": FactStatement(power, "bmc_power", polls, ("server", "polled_by")),
         # The newest poll the BMC did answer: one missed poll is not a BMC that is down.
         "bmc_power_ok": FactStatement(
-            power, "bmc_power", short, ("server", "polled_by"), "answered = 1"
+            power, "bmc_power", polls, ("server", "polled_by"), "answered = 1"
         ),
         # The second fencing level, the PDU outlet, read the same way.
-        "pdu_power": FactStatement(pdu, "pdu_power", short, ("server", "polled_by")),
+        "pdu_power": FactStatement(pdu, "pdu_power", outlets, ("server", "polled_by")),
         "pdu_power_ok": FactStatement(
-            pdu, "pdu_power", short, ("server", "polled_by"), "answered = 1"
+            pdu, "pdu_power", outlets, ("server", "polled_by"), "answered = 1"
         ),
     }
 
@@ -122,13 +151,14 @@ def multipath_faults_statement(rounds: dict[str, int]) -> str:
     )
 
 
-def drive_faults_statement(arrays: list[str], silence_seconds: float) -> str:
-    """The drives not ok of these arrays, in their recent rounds."""
+def drive_faults_statement(arrays: list[str], window_seconds: int) -> str:
+    """The drives not ok of these arrays, in their recent rounds (the window of the volume
+    groups' faults, ``group_faults``)."""
     which = " OR ".join(f"array = {quote_string(name)}" for name in sorted(arrays))
     return FactStatement(
         "state, ok",
         "array",
-        int(max(20, silence_seconds)),
+        window_seconds,
         ARRAY_SERIES,
         f"component = 'drive' AND ({which}) AND ok = 0",
         flat=True,

@@ -240,6 +240,12 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         "ostara_fence_secret_script": str(FENCE_SECRET_SCRIPT),
         "ostara_sensor_source": str(SENSOR_SOURCE),
         "ostara_sensor_interval": settings.OSTARA_SENSOR_INTERVAL,
+        "ostara_bmc_interval": settings.OSTARA_BMC_INTERVAL,
+        "ostara_partner_interval": settings.OSTARA_PARTNER_INTERVAL,
+        "ostara_array_interval": settings.OSTARA_ARRAY_INTERVAL,
+        "ostara_multipath_interval": settings.OSTARA_MULTIPATH_INTERVAL,
+        "ostara_cluster_interval": settings.OSTARA_CLUSTER_INTERVAL,
+        "ostara_lnet_interval": settings.OSTARA_LNET_INTERVAL,
         "ostara_influxdb_url": settings.OSTARA_SENSOR_INFLUXDB_URL,
         "ostara_influxdb_database": settings.INFLUXDB_DATABASE,
         "ostara_smcli": str(settings.VIRTUAL_RACK / "bin" / "SMcli")

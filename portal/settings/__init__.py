@@ -219,16 +219,24 @@ INFLUXDB_BACKUP_ADDRESS = env_str(
 # servers reach it (the portal's own INFLUXDB_URL may be a loopback address).
 OSTARA_SENSOR_INFLUXDB_URL = env_str("OSTARA_SENSOR_INFLUXDB_URL", INFLUXDB_URL)
 OSTARA_SENSOR_INTERVAL = env_int("OSTARA_SENSOR_INTERVAL", 10)
+# Seconds between runs of the sensor's slower collectors (each never more often than the
+# interval above): the BMC's sensor list (`ipmitool sensor`), both polls of the partner (its BMC
+# and PDU), the arrays, the SAS paths (multipath), the heartbeat (corosync) and LNet's state.
+OSTARA_BMC_INTERVAL = env_int("OSTARA_BMC_INTERVAL", 60)
+OSTARA_PARTNER_INTERVAL = env_int("OSTARA_PARTNER_INTERVAL", 60)
+OSTARA_ARRAY_INTERVAL = env_int("OSTARA_ARRAY_INTERVAL", 60)
+OSTARA_MULTIPATH_INTERVAL = env_int("OSTARA_MULTIPATH_INTERVAL", 30)
+OSTARA_CLUSTER_INTERVAL = env_int("OSTARA_CLUSTER_INTERVAL", 10)
+OSTARA_LNET_INTERVAL = env_int("OSTARA_LNET_INTERVAL", 10)
 # The arrays' REST collector (issue 33): one sensor process on this management server, with only
 # the santricity collector, its points tagged server=OSTARA_ARRAYS_SERVER. Its configuration,
 # monitor password file and spool live in OSTARA_ARRAYS_DIR; empty: /etc/ostara/arrays (what
 # the ostara-arrays unit reads), or on a virtual rack its arrays-collector/ directory.
 # OSTARA_ARRAY_CA_FILE: the site's CA for the arrays' certificates; when set, TLS is verified
-# against it and no certificate is pinned.
+# against it and no certificate is pinned. It asks every OSTARA_ARRAY_INTERVAL seconds.
 OSTARA_ARRAYS_SERVER = env_str("OSTARA_ARRAYS_SERVER", socket.gethostname().split(".")[0])
 OSTARA_ARRAYS_DIR = env_str("OSTARA_ARRAYS_DIR", "")
 OSTARA_ARRAY_CA_FILE = env_str("OSTARA_ARRAY_CA_FILE", "")
-OSTARA_SANTRICITY_INTERVAL = env_int("OSTARA_SANTRICITY_INTERVAL", 60)
 # A drive replacement's job asks the array this often how its reconstruction goes, and gives
 # up (the array carries on) after this many hours.
 OSTARA_DRIVE_POLL_SECONDS = env_int("OSTARA_DRIVE_POLL_SECONDS", 15)

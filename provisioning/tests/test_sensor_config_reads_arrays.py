@@ -27,6 +27,12 @@ def sensor_conf(
         "ostara_root": "",
         "virtual": False,
         "ostara_sensor_interval": 10,
+        "ostara_bmc_interval": 60,
+        "ostara_partner_interval": 45,
+        "ostara_array_interval": 90,
+        "ostara_multipath_interval": 30,
+        "ostara_cluster_interval": 10,
+        "ostara_lnet_interval": 15,
         "ostara_role": "oss",
         "ostara_pair": "ssu01",
         "ostara_influxdb_url": "http://appliance:8086",
@@ -70,3 +76,24 @@ def test_an_array_without_management_addresses_stays_with_smcli(tmp_path):
     config = load_config(path)
     assert "array" in config.collectors
     assert config.array_names == ("ssu01-b",)
+
+
+def test_each_collector_runs_at_the_interval_provisioning_writes(tmp_path):
+    """Each setting (OSTARA_BMC_INTERVAL, ...) reaches its own collector's section."""
+    path = tmp_path / "oss01.conf"
+    path.write_text(sensor_conf("oss01", "oss02"))
+    config = load_config(path)
+    intervals = {
+        name: config.interval_of(name)
+        for name in ("bmc", "partner_bmc", "partner_pdu", "array", "multipath", "cluster", "lnet")
+    }
+    assert intervals == {
+        "bmc": 60,
+        "partner_bmc": 45,
+        "partner_pdu": 45,
+        "array": 90,
+        "multipath": 30,
+        "cluster": 10,
+        "lnet": 15,
+    }
+    assert config.interval == 10

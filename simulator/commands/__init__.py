@@ -1,9 +1,11 @@
 """The virtual servers' commands, with the real tools' names, arguments, output and exit codes.
 
 Each virtual host has `DIR/hosts/<host>/bin/<command>`, a small shell wrapper that sets
-`OSTARA_RACK` (the rack directory) and `OSTARA_HOST` (the server it runs on) and runs
-`python -m simulator.commands <command> ARGS...`. The management server's out-of-band tools
-(`ipmitool`, `SMcli`) are in `DIR/bin/` with no `OSTARA_HOST`. Put a host's bin/ first on PATH
+`OSTARA_RACK` (the rack directory) and `OSTARA_HOST` (the server it runs on) and hands the
+command to the rack's resident dispatcher (simulator/dispatch.py: no new interpreter per call),
+or runs `python -m simulator.commands <command> ARGS...` when none is running. The management
+server's out-of-band tools (`ipmitool`, `SMcli`) are in `DIR/bin/` with no `OSTARA_HOST`. Put a
+host's bin/ first on PATH
 (ansible's `environment:`, or `PATH=DIR/hosts/oss01/bin:$PATH`) and the playbooks run unchanged.
 
 | command | module |
@@ -20,7 +22,8 @@ Each virtual host has `DIR/hosts/<host>/bin/<command>`, a small shell wrapper th
 | multipath (-ll, -l) | `multipath` |
 | corosync-cfgtool (-s) | `corosync_cfgtool` |
 
-A command run on a server that is down fails as ssh would (exit 255).
+A command run on a server that is down fails as ssh would (exit 255). A command takes the wall
+time the rack's latency setting gives it (simulator/latency.py; none by default).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from simulator import latency
 from simulator.command_table import MODULES
 from simulator.rack import Rack
 from simulator.state import RackError
@@ -90,6 +94,7 @@ def strerror(code: int) -> str:
 def run(name: str, argv: list[str], context: Context | None = None) -> int:
     module = importlib.import_module(f"simulator.commands.{MODULES[name]}")
     context = context or Context(name)
+    latency.wait(context.rack_root, name, argv)  # as long as the real one takes
     try:
         return int(module.run(context, argv) or 0)
     except BrokenPipeError:

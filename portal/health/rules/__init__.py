@@ -44,6 +44,7 @@ from portal.health.rules.facts import (
     Thresholds,
     UnitFacts,
     VolumeGroupFacts,
+    silent_after,
     temperature_kind,
     temperature_limits,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "TEMPERATURE_LABELS",
     "temperature_kind",
     "temperature_limits",
+    "silent_after",
     "ServerFacts",
     "ArrayFacts",
     "PairFacts",

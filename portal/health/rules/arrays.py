@@ -34,7 +34,7 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
         else:
             node.raise_to(ORANGE, "its state is unknown: no server's sensor reports it")
         return node
-    if now - array.last_seen > limits.sensor_silence_seconds:
+    if now - array.last_seen > limits.silent_after(array.interval):
         node.raise_to(
             ORANGE,
             "its state is unknown: no server's sensor has reported it for "

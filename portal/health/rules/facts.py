@@ -44,6 +44,20 @@ class Thresholds:
     # A sensor that has sent nothing for this long is silent (its server is not green).
     sensor_silence_seconds: float = 30.0
 
+    def silent_after(self, interval: float | None) -> float:
+        """When a collector that reports every ``interval`` seconds counts as silent."""
+        return silent_after(self.sensor_silence_seconds, interval)
+
+
+def silent_after(silence_seconds: float, interval: float | None) -> float:
+    """Seconds without a report after which a collector that reports every ``interval`` seconds
+    (a BMC once a minute) is silent: two intervals and a half (one report missed and the next
+    late), never sooner than the sensor itself (``silence_seconds``); the sensor's own silence
+    when the interval is not known."""
+    if not interval:
+        return silence_seconds
+    return max(silence_seconds, 2.5 * interval)
+
 
 @dataclass
 class DriveFacts:
@@ -155,6 +169,7 @@ class ServerFacts:
     cpu_idle_percent: float | None = None
     memory_available_percent: float | None = None
     bmc_last_seen: float | None = None  # None: no BMC readings at all (not configured)
+    bmc_interval: float | None = None  # seconds between its BMC readings (its sensor says)
     bmc_readings: list[BmcReading] = field(default_factory=list)
     # What the server's own tools say of its redundant paths (sensors.redundancy); None: not
     # reported. A silent server keeps the facts of its last report.
@@ -183,6 +198,7 @@ class ServerFacts:
 class ArrayFacts:
     name: str
     last_seen: float | None = None
+    interval: float | None = None  # seconds between its reports, as its collector runs
     controllers: dict[str, str] = field(default_factory=dict)  # "A" -> "optimal"
     # Drives that are lost but belong to no volume group (hot spares).
     lost_spares: list[DriveFacts] = field(default_factory=list)

@@ -292,9 +292,8 @@ def _sas_paths(server: ServerFacts) -> list[tuple[str, str, bool]]:
 
 
 def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> None:
-    if (
-        server.bmc_last_seen is not None
-        and now - server.bmc_last_seen > limits.sensor_silence_seconds
+    if server.bmc_last_seen is not None and now - server.bmc_last_seen > limits.silent_after(
+        server.bmc_interval
     ):
         node.raise_to(ORANGE, f"{_bmc_silence(server, now)}: only the PDU can fence it")
         return
@@ -323,10 +322,10 @@ def _bmc(node: Node, server: ServerFacts, now: float, limits: Thresholds) -> Non
 
 def _bmc_silence(server: ServerFacts, now: float) -> str:
     """How long its BMC has not answered, from the first poll it missed (its last answer and
-    one sensor interval later) when the interval is known: not from its last answer, which
+    one BMC interval later) when the interval is known: not from its last answer, which
     came up to an interval before the fault."""
     last = server.bmc_last_seen or now
-    interval = server.sensor_interval
+    interval = server.bmc_interval or server.sensor_interval
     if interval and last + interval <= now:
         missed = last + interval
         return (

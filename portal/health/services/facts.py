@@ -221,11 +221,12 @@ def inventory_label(target: rules.TargetFacts) -> str:
 def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
     """What the servers and arrays report, for the inventory (``record_observations``):
     where each target runs, each volume group's state and each lost drive's. Only what a
-    sensor heard lately counts: a silent server's targets are not called unmounted."""
-    silence = facts.thresholds.sensor_silence_seconds
+    sensor heard lately counts: a silent server's targets are not called unmounted, an array
+    not heard within its own interval's silence is not read."""
+    limits = facts.thresholds
 
-    def fresh(seen: float | None) -> bool:
-        return seen is not None and facts.now - seen <= silence
+    def fresh(seen: float | None, interval: float | None = None) -> bool:
+        return seen is not None and facts.now - seen <= limits.silent_after(interval)
 
     placements: dict[str, str | None] = {}
     groups: dict[tuple[str, str], str] = {}
@@ -239,7 +240,7 @@ def observations(facts: rules.RackFacts) -> tuple[dict, dict, dict]:
                 if target.served_by or {target.primary, target.failover} & heard:
                     placements[inventory_label(target)] = target.served_by
             for array in unit.arrays:
-                if not fresh(array.last_seen):
+                if not fresh(array.last_seen, array.interval):
                     continue
                 for group in array.volume_groups:
                     # Only groups with a fault are read: the others report "optimal".
@@ -325,6 +326,7 @@ def _server_facts(
             server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
             server.sensor_interval = (rounds[0]["time"] - rounds[1]["time"]) / 1000 or None
     server.bmc_last_seen = metrics.bmc_seen.get(hostname)
+    server.bmc_interval = metrics.interval(hostname, schema.BMC.name)
     for point in metrics.bmc.get(hostname, []):
         server.bmc_readings.append(
             rules.BmcReading(
@@ -367,8 +369,8 @@ def signal_facts(
     for array, total in totals.items():
         for number in range(1, total + 1):
             server.sas_paths[f"{array}/{number}"] = number > failed[array]
-    power = _answer(metrics.power, metrics.power_ok, server.hostname, silence_seconds)
-    pdu = _answer(metrics.pdu, metrics.pdu_ok, server.hostname, silence_seconds)
+    power = _answer(metrics, schema.BMC_POWER.name, server.hostname, silence_seconds)
+    pdu = _answer(metrics, schema.PDU_POWER.name, server.hostname, silence_seconds)
     if pdu:
         server.pdu_answered = bool(pdu.get("answered"))
         server.pdu_polled_by = pdu.get("polled_by")
@@ -379,12 +381,18 @@ def signal_facts(
             server.power_on = bool(power["power_on"])
 
 
-def _answer(polls: dict, answered: dict, host: str, silence_seconds: float) -> dict | None:
-    """The newest poll of a fencing level (BMC, PDU) of ``host``; one that went unanswered
-    counts only when no poll was answered lately: a missed poll is not a dead device."""
+def _answer(metrics: Metrics, measurement: str, host: str, silence_seconds: float) -> dict | None:
+    """The newest poll of a fencing level (``bmc_power``, ``pdu_power``) of ``host``; one that
+    went unanswered counts only when no poll was answered lately (within the silence of the
+    poller's interval): a missed poll is not a dead device."""
+    polls, answered = {
+        schema.BMC_POWER.name: (metrics.power, metrics.power_ok),
+        schema.PDU_POWER.name: (metrics.pdu, metrics.pdu_ok),
+    }[measurement]
     poll, good = polls.get(host), answered.get(host)
     if poll and not poll.get("answered") and good:
-        if poll["time"] - good["time"] <= silence_seconds * 1000:
+        interval = metrics.interval(poll.get("polled_by"), measurement)
+        if poll["time"] - good["time"] <= rules.silent_after(silence_seconds, interval) * 1000:
             return good
     return poll
 
@@ -516,7 +524,12 @@ def _array_facts(
 ) -> rules.ArrayFacts:
     """The array's controllers, groups and lost spares; ``lost``: its drives reported not ok."""
     facts = rules.ArrayFacts(
-        name=array.name, last_seen=metrics.array_seen.get(array.name), key=object_key(array)
+        name=array.name,
+        last_seen=metrics.array_seen.get(array.name),
+        interval=metrics.interval(
+            metrics.array_reporter.get(array.name), schema.ARRAY_MEASUREMENT.name
+        ),
+        key=object_key(array),
     )
     components = metrics.arrays.get(array.name, {})
     for (component, ident), point in sorted(components.items()):

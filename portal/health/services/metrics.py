@@ -50,6 +50,15 @@ class KeptPoints:
         self.clear()
 
     def clear(self) -> None:
+        """Forget everything: the points and the intervals in effect."""
+        self.forget()
+        # The longest interval in effect on the rack of each measurement that comes on one
+        # of its own, from the last round (``Metrics.longest_intervals``): the statements'
+        # windows hold three of its reports.
+        self.intervals: dict[str, float] = queries.default_intervals()
+
+    def forget(self) -> None:
+        """Forget the points (other windows, another database, a failed read)."""
         self.identity: tuple | None = None
         self.read_at: float | None = None
         self.series: dict[str, dict[tuple, list[dict]]] = {}
@@ -64,7 +73,7 @@ class KeptPoints:
         """Each statement's text for this round: since the last read (less the margin), or over
         its whole window the first time."""
         if identity != self.identity:
-            self.clear()
+            self.forget()
             self.identity = identity
         texts = {}
         for name, statement in statements.items():
@@ -126,6 +135,29 @@ class Metrics:
     power_ok: dict[str, dict] = field(default_factory=dict)  # polled server -> newest "answered"
     pdu: dict[str, dict] = field(default_factory=dict)  # polled server -> its outlet's newest
     pdu_ok: dict[str, dict] = field(default_factory=dict)
+    # The server that reported each array's newest round.
+    array_reporter: dict[str, str] = field(default_factory=dict)
+    # server -> collector -> seconds between its runs, as its newest `sensor` point says.
+    intervals: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def interval(self, server: str | None, measurement: str) -> float | None:
+        """Seconds between the server's points of a measurement that comes on an interval of
+        its own: its collector's interval as the server's sensor says, else the default."""
+        own = self.intervals.get(server or "", {})
+        for collector in schema.MEASUREMENT_COLLECTORS.get(measurement, ()):
+            if own.get(collector):
+                return own[collector]
+        return schema.default_interval(measurement)
+
+    def longest_intervals(self) -> dict[str, float]:
+        """The longest interval in effect on the rack of each such measurement."""
+        longest = queries.default_intervals() if not self.intervals else {}
+        for measurement in schema.MEASUREMENT_COLLECTORS:
+            for server in self.intervals or ("",):
+                seconds = self.interval(server, measurement)
+                if seconds and seconds > longest.get(measurement, 0):
+                    longest[measurement] = seconds
+        return longest
 
 
 def read_signals(answers: dict[str, list[dict]], metrics: Metrics) -> None:
@@ -162,9 +194,14 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
     """One request to InfluxDB for everything the rules need; raises ``influx.InfluxError``
     (and then keeps nothing of the round)."""
     kept = KEPT if kept is None else kept
-    statements = queries.fact_statements(silence_seconds)
+    statements = queries.fact_statements(silence_seconds, kept.intervals)
     now = time.time()
-    identity = (settings.INFLUXDB_URL, settings.INFLUXDB_DATABASE, silence_seconds)
+    identity = (
+        settings.INFLUXDB_URL,
+        settings.INFLUXDB_DATABASE,
+        silence_seconds,
+        tuple(sorted(kept.intervals.items())),
+    )
     texts = kept.statements(statements, now, identity, max(MARGIN_SECONDS, silence_seconds))
     # The statements that read thousands of series, each in a request of its own, side by side
     # with one request for all the others.
@@ -178,11 +215,18 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
             for name, points in zip(batch, answered, strict=True)
         }
     except BaseException:
-        kept.clear()  # nothing half-kept: the next round reads the whole windows again
+        kept.forget()  # nothing half-kept: the next round reads the whole windows again
         raise
     metrics = Metrics()
     for point in answers["sensor"]:
         metrics.sensor_seen[point["server"]] = point["time"] / 1000
+    for point in answers["intervals"]:
+        metrics.intervals[point["server"]] = {
+            name: point[schema.interval_field(name)]
+            for name in schema.SCHEDULED_COLLECTORS
+            if point.get(schema.interval_field(name))
+        }
+    kept.intervals = metrics.longest_intervals()
     read_signals(answers, metrics)
     for point in answers["node"]:
         metrics.node.setdefault(point["server"], []).append(point)
@@ -202,13 +246,16 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
     rounds: dict[str, int] = {}
     for point in answers["array_rounds"]:
         array = point.get("array", "")
-        rounds[array] = max(rounds.get(array, 0), point["time"])
+        if point["time"] >= rounds.get(array, 0):
+            rounds[array] = point["time"]
+            metrics.array_reporter[array] = point.get("server", "")
         metrics.array_seen[array] = rounds[array] / 1000
     faults = answers["group_faults"]
     degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
     if degraded:
         (drives,) = influx.query_tagged(
-            [queries.drive_faults_statement(degraded, silence_seconds)], epoch="ms"
+            [queries.drive_faults_statement(degraded, statements["group_faults"].window)],
+            epoch="ms",
         )
         faults = faults + newest(drives, queries.ARRAY_SERIES)
     for point in answers["array_rounds"] + faults:

@@ -25,6 +25,10 @@ class RackMetrics:
     temperatures: dict[str, float] = field(default_factory=dict)  # server -> °C
     fill_percent: dict[str, float] = field(default_factory=dict)  # target label -> %
     counters: dict[str, int] = field(default_factory=dict)
+    # Measurements a round leaves out (their collector, on an interval of its own, is not
+    # due), and the collectors' intervals the `sensor` point says ({"bmc": 60.0}).
+    not_due: set[str] = field(default_factory=set)
+    intervals: dict[str, float] = field(default_factory=dict)
 
     def lines(self, moment: float) -> list[str]:
         stamp = int(moment * 1000)
@@ -38,8 +42,10 @@ class RackMetrics:
                 continue
             host = server.hostname
             tick = self.counters[host] = self.counters.get(host, 0) + 1
+            said = "".join(f",{name}_interval={s}" for name, s in self.intervals.items())
             lines.append(
-                f"sensor,server={host} points=100i,parse_errors=0i,collect_seconds=0.1 {stamp}"
+                f"sensor,server={host} points=100i,parse_errors=0i,collect_seconds=0.1{said} "
+                f"{stamp}"
             )
             lines.append(
                 f"node,server={host},role={server.role} cpu_user={1000 * tick}i,"
@@ -51,6 +57,8 @@ class RackMetrics:
                 f"lnet,server={host} send_bytes={10**9 * tick}i,recv_bytes={2 * 10**9 * tick}i,"
                 f"errors=0i {stamp}"
             )
+            if "bmc" in self.not_due:
+                continue
             celsius = self.temperatures.get(host, 41.0)
             lines.append(
                 f"bmc,server={host},sensor=CPU1\\ Temp,type=temperature "
@@ -84,6 +92,8 @@ class RackMetrics:
                     )
         reporters = {}
         for array in StorageArray.objects.prefetch_related("pair__servers"):
+            if "array" in self.not_due:
+                break
             alive = [
                 s.hostname
                 for s in array.pair.servers.all()

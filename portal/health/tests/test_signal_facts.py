@@ -63,14 +63,34 @@ def test_lnet_not_configured_is_not_a_link_down():
     assert facts(Metrics(lnet_state={"oss01": {"nets_up": 0, "nets_down": 0}})).lnet_up is None
 
 
+# oss02 polls its partner every 4 s (its `sensor` point says): silent after 10 s.
+EVERY_4_S = {"oss02": {"partner_bmc": 4.0, "partner_pdu": 4.0}}
+
+
 def test_one_missed_poll_is_not_a_dead_bmc_but_a_silence_is():
     answered = {"answered": 1, "power_on": 1, "polled_by": "oss02", "time": 100_000}
     missed = {"answered": 0, "polled_by": "oss02", "time": 105_000}
-    server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": answered}))
+    server = facts(
+        Metrics(power={"oss01": missed}, power_ok={"oss01": answered}, intervals=EVERY_4_S)
+    )
     assert (server.power_answered, server.power_on) == (True, True)
     long_ago = dict(answered, time=80_000)  # 25 s before the missed poll, silence is 10 s
-    server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": long_ago}))
+    server = facts(
+        Metrics(power={"oss01": missed}, power_ok={"oss01": long_ago}, intervals=EVERY_4_S)
+    )
     assert server.power_answered is False
+
+
+def test_polls_once_a_minute_lose_the_bmc_only_after_two_missed_and_a_half():
+    """By default (no interval in the poller's `sensor` point) the partner is polled once a
+    minute: the poll after the last answer missed is one missed poll, not a BMC lost."""
+    answered = {"answered": 1, "power_on": 1, "polled_by": "oss02", "time": 100_000}
+    for missed_at, lost in ((160_000, False), (220_000, False), (251_000, True)):
+        missed = {"answered": 0, "polled_by": "oss02", "time": missed_at}
+        server = facts(Metrics(power={"oss01": missed}, power_ok={"oss01": answered}))
+        assert server.power_answered is (not lost), missed_at
+        pdu = facts(Metrics(pdu={"oss01": missed}, pdu_ok={"oss01": answered}))
+        assert pdu.pdu_answered is (not lost), missed_at
 
 
 def test_the_pdu_outlets_poll_is_the_second_fencing_level_missed_once_or_lost():
@@ -79,7 +99,8 @@ def test_the_pdu_outlets_poll_is_the_second_fencing_level_missed_once_or_lost():
     server = facts(Metrics(pdu={"oss01": answered}, pdu_ok={"oss01": answered}))
     assert (server.pdu_answered, server.pdu_polled_by) == (True, "oss02")
     assert facts(Metrics(pdu={"oss01": missed}, pdu_ok={"oss01": answered})).pdu_answered
-    lost = facts(Metrics(pdu={"oss01": missed}, pdu_ok={"oss01": dict(answered, time=80_000)}))
+    long_ago = {"oss01": dict(answered, time=80_000)}
+    lost = facts(Metrics(pdu={"oss01": missed}, pdu_ok=long_ago, intervals=EVERY_4_S))
     assert lost.pdu_answered is False
     assert facts(Metrics(pdu={"oss01": missed})).pdu_answered is False
     assert facts(Metrics()).pdu_answered is None  # not polled: not a level lost

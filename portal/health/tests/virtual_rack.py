@@ -29,7 +29,7 @@ from provisioning.ha.plan import read_plan
 from provisioning.planner import make_plan
 from sensors.agent import Agent
 from sensors.collect import Collector
-from sensors.config import SensorConfig
+from sensors.config import DEFAULT_INTERVALS, SensorConfig
 from simulator import failures, provision
 from simulator.rack import Rack
 
@@ -154,6 +154,9 @@ class VirtualRack:
                         "chassis power status"
                     ),
                     partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
+                    # Every collector at the rack's short interval: a change shows within
+                    # two rounds whichever collector reports it.
+                    intervals=dict.fromkeys(DEFAULT_INTERVALS, self.interval),
                 )
                 collector = Collector(config)
                 agent = VirtualServerAgent(config, collector, self.root)

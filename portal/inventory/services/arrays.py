@@ -188,7 +188,7 @@ def collector_files(arrays: list[StorageArray], directory: Path) -> CollectorFil
         f"arrays = {' '.join(a.name for a in arrays)}",
         f"user = {user}",
         f"password_file = {directory / PASSWORD_FILE}",
-        f"interval = {settings.OSTARA_SANTRICITY_INTERVAL}",
+        f"interval = {settings.OSTARA_ARRAY_INTERVAL}",
     ]
     for array in arrays:
         lines += ["", f"[santricity.{array.name}]"]
