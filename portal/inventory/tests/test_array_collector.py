@@ -22,7 +22,13 @@ from django.core.exceptions import ValidationError
 from portal.inventory import provisioning
 from portal.inventory.models import StorageArray
 from portal.inventory.provisioning import KIND, ProvisioningContext, run_sensor_step
-from portal.inventory.services import save_plans, take_from_virtual_rack
+from portal.inventory.services import (
+    pin_certificates,
+    rest_arrays,
+    save_plans,
+    take_from_virtual_rack,
+)
+from portal.inventory.services.arrays import collector_files
 from portal.jobs.models import Step
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job
@@ -340,3 +346,36 @@ def test_an_admin_moves_an_existing_array_to_the_collector_password_kept_encrypt
     client.post(url, {**form, **inline, **posted, "monitor_password": ""})
     array.refresh_from_db()
     assert array.monitor_password == "m0n secret"  # empty: the one set before is kept
+
+
+def test_on_the_virtual_rack_its_arrays_api_is_taken_and_its_certificates_pinned(
+    appliance, tmp_path, mds_spec, ssu_spec
+):
+    """Against the rack's own SANtricity REST server (simulator arrays-api): the addresses and
+    account its rack.json records, and the certificate its controllers serve, agree."""
+    from provisioning.planner import make_plan
+    from simulator import provision
+    from simulator.rack import Rack
+    from simulator.santricity.server import ArraysApi
+
+    root = tmp_path / "rack"
+    with Rack.open(root, create=True) as rack:
+        provision.build(rack, make_plan(copy.deepcopy(mds_spec)))
+        provision.build(rack, make_plan(copy.deepcopy(ssu_spec)))
+    api = ArraysApi(root)
+    api.start()
+    try:
+        save_plans([mds_spec, ssu_spec])
+        assert take_from_virtual_rack(root) == ["mds01-a", "ssu01-a", "ssu01-b"]
+        said: list[str] = []
+        pin_certificates(rest_arrays(), said.append)
+    finally:
+        api.stop()
+    record = json.loads((root / "rack.json").read_text())["arrays"]["ssu01-b"]["management"]
+    array = StorageArray.objects.get(name="ssu01-b")
+    assert array.certificate_sha256 == record["sha256"]
+    assert "array ssu01-b: certificate as pinned" in "\n".join(said)
+    files = collector_files(rest_arrays(), Path("/etc/ostara/arrays"))
+    port_b = record["controllers"]["B"]["port"]
+    assert f"127.0.0.1:{port_b}\nfingerprint = {record['sha256']}\n" in files.config
+    assert files.password == (root / record["password_file"]).read_text()
