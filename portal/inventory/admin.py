@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from portal.inventory import models
-from portal.inventory.provisioning import start_fencing_update
+from portal.inventory.provisioning import start_array_collector_update, start_fencing_update
 from provisioning.names import monitor_password_problem
 
 # The fields of a server a job can apply to a built pair, as an admin names them. The BMC user
@@ -231,6 +231,31 @@ class StorageArrayAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        changed = [name for name in ARRAY_COLLECTOR_FIELDS if name in form.changed_data]
+        if not (change and changed):
+            return
+        job = start_array_collector_update(obj.pair, request.user)
+        if job is None:
+            messages.info(
+                request,
+                f"{obj.pair.name} has not been built yet: its provisioning job's sensor step "
+                f"applies the change of {obj.name}.",
+            )
+            return
+        messages.warning(
+            request,
+            format_html(
+                '<a href="{}">Job #{}</a> applies the change of {}: the array collector on this '
+                "management server and the sensors of {}.",
+                reverse("jobs:job-detail", args=[job.pk]),
+                job.pk,
+                obj.name,
+                obj.pair.name,
+            ),
+        )
 
 
 @admin.register(models.VolumeGroup)

@@ -62,6 +62,10 @@ KIND = "provision_pair"
 # partner's sensor at the new BMC, nothing else (no array, format or acceptance survey).
 FENCING_KIND = "apply_fencing"
 FENCING_STEPS = ("ha", "sensor", "verify")
+# After an array's collector settings changed (addresses, monitor account, a cleared pin): the
+# sensor step again, which moves the array between the REST collector and SMcli.
+ARRAYS_KIND = "apply_array_collector"
+ARRAYS_STEPS = ("sensor",)
 
 
 @dataclass
@@ -382,12 +386,29 @@ def start_fencing_update(pair: ServerPair, user=None) -> Job | None:
     return job
 
 
+def start_array_collector_update(pair: ServerPair, user=None) -> Job | None:
+    """The job that applies a change of how the collector reaches the pair's arrays, or None
+    when the pair has not been built yet (its provisioning job's sensor step applies it)."""
+    if not built(pair):
+        return None
+    title = f"Apply the array collector of {pair.name}"
+    job = create_job(ARRAYS_KIND, title, pairs=[pair], user=user)
+    enqueue(job)
+    return job
+
+
 def _register() -> None:
     register(KIND, "Provision server pairs", STEPS, context=ProvisioningContext.for_job)
     register(
         FENCING_KIND,
         "Apply fence devices",
         [step for step in STEPS if step.name in FENCING_STEPS],
+        context=ProvisioningContext.for_job,
+    )
+    register(
+        ARRAYS_KIND,
+        "Apply the array collector",
+        [step for step in STEPS if step.name in ARRAYS_STEPS],
         context=ProvisioningContext.for_job,
     )
 

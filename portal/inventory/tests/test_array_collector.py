@@ -21,7 +21,12 @@ from django.core.exceptions import ValidationError
 
 from portal.inventory import provisioning
 from portal.inventory.models import StorageArray
-from portal.inventory.provisioning import KIND, ProvisioningContext, run_sensor_step
+from portal.inventory.provisioning import (
+    ARRAYS_KIND,
+    KIND,
+    ProvisioningContext,
+    run_sensor_step,
+)
 from portal.inventory.services import (
     pin_certificates,
     rest_arrays,
@@ -29,7 +34,8 @@ from portal.inventory.services import (
     take_from_virtual_rack,
 )
 from portal.inventory.services.arrays import collector_files
-from portal.jobs.models import Step
+from portal.jobs.choices import JobState
+from portal.jobs.models import Job, Step
 from portal.jobs.registry import StepFailed
 from portal.jobs.services import create_job
 from portal.jobs.worker import Console
@@ -325,9 +331,13 @@ def test_on_the_virtual_rack_the_addresses_and_account_come_from_rack_json(
 
 
 def test_an_admin_moves_an_existing_array_to_the_collector_password_kept_encrypted(
-    client, world, filesystem_with_mds, ssu_spec
+    client, world, monkeypatch, filesystem_with_mds, ssu_spec
 ):
     (pair,) = save_plans([ssu_spec])  # an appliance provisioned before the collector
+    provisioned = create_job(KIND, "Provision ssu01", pairs=[pair])
+    Job.objects.filter(pk=provisioned.pk).update(state=JobState.SUCCEEDED)
+    queued: list = []
+    monkeypatch.setattr(provisioning, "enqueue", queued.append)
     array = pair.arrays.get(name="ssu01-a")
     client.login(username="admin", password="pw-admin-123!")
     url = f"/admin/inventory/storagearray/{array.pk}/change/"
@@ -343,6 +353,9 @@ def test_an_admin_moves_an_existing_array_to_the_collector_password_kept_encrypt
     assert array.controller_addresses == ("10.20.1.21", "10.20.1.22:8443")
     assert array.monitor_password == "m0n secret"
     assert "m0n" not in array.monitor_password_encrypted
+    # The pair is built: the sensor step runs again, and only it, to move the array.
+    (job,) = queued
+    assert job.kind == ARRAYS_KIND and [s.name for s in job.steps.all()] == ["sensor"]
     client.post(url, {**form, **inline, **posted, "monitor_password": ""})
     array.refresh_from_db()
     assert array.monitor_password == "m0n secret"  # empty: the one set before is kept
