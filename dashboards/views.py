@@ -328,9 +328,103 @@ def target() -> dashboard.Dashboard:
     )
 
 
+def _array_figures(
+    measurement: schema.Measurement,
+    fields: dict[str, str],
+    where: str,
+    by: str,
+    scale: int = 1,
+) -> Query:
+    return Query(
+        queries.grafana_array_figures(measurement.name, fields, where, (by,), scale)
+    ).alias(f"$tag_{by} $col")
+
+
+def array() -> dashboard.Dashboard:
+    """An array as its controllers report it (the santricity collector, once a minute): a
+    volume's latency at the array beside its OST's service time at the server tells a slow
+    array from a busy OSS."""
+    where = queries.grafana_match(schema.ARRAY, "array")
+    read_write = {"read": "read_iops", "write": "write_iops"}
+    throughput = {"read": "read_mbps", "write": "write_mbps"}
+    latency = {"read": "read_latency_ms", "write": "write_latency_ms"}
+    megabyte = queries.MEGABYTE
+    return (
+        dashboard.Dashboard("Ostara · array")
+        .uid("ostara-array")
+        .tags([*TAGS, "e-series"])
+        .refresh("1m")
+        .time("now-3h", "now")
+        .with_variable(
+            _variable(
+                "array",
+                "Array",
+                queries.grafana_tag_values(schema.ARRAY_VOLUME.name, schema.ARRAY),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Volume latency at the array",
+                "ms",
+                _array_figures(schema.ARRAY_VOLUME, latency, where, schema.VOLUME),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Volume IOPS",
+                "iops",
+                _array_figures(schema.ARRAY_VOLUME, read_write, where, schema.VOLUME),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Volume throughput",
+                "binBps",
+                _array_figures(schema.ARRAY_VOLUME, throughput, where, schema.VOLUME, megabyte),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Drive latency",
+                "ms",
+                _array_figures(schema.ARRAY_DRIVE, latency, where, schema.ID),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Controller CPU",
+                "percent",
+                _array_figures(
+                    schema.ARRAY_CONTROLLER, {"cpu": "cpu_percent"}, where, schema.CONTROLLER
+                ),
+            ).max(100)
+        )
+        .with_panel(
+            _timeseries(
+                "Controller throughput",
+                "binBps",
+                _array_figures(
+                    schema.ARRAY_CONTROLLER, throughput, where, schema.CONTROLLER, megabyte
+                ),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Host interface throughput",
+                "binBps",
+                _array_figures(
+                    schema.ARRAY_INTERFACE, throughput, where, schema.INTERFACE, megabyte
+                ),
+                width=24,
+            )
+        )
+    )
+
+
 DASHBOARDS = {
     "ostara-filesystem": filesystem,
     "ostara-ssu": ssu,
     "ostara-server": server,
     "ostara-target": target,
+    "ostara-array": array,
 }

@@ -40,6 +40,7 @@ from sensors.redundancy import (
     collect_partner_power,
 )
 from sensors.rounds import Round
+from sensors.santricity import SantricityCollector
 
 # Share of the base interval a round waits for the outside collectors it started.
 ROUND_SHARE = 0.8
@@ -72,6 +73,10 @@ class Collector:
             )
         elif array_source is None and config.array_command:
             self.array_source = CommandArraySource(config.array_command, timeout)
+        # The arrays' REST API (on the management server): one conversation per array.
+        self.santricity = None
+        if "santricity" in config.collectors and config.santricity_arrays:
+            self.santricity = SantricityCollector(config, config.timeout_of("santricity"))
         self.outside = {
             name: Outside(name, run, float(config.interval_of(name)), config.timeout_of(name))
             for name, run in self._outside_collectors().items()
@@ -91,6 +96,8 @@ class Collector:
         if self.array_source is not None:
             where = f"array command {config.array_smcli or config.array_command!r}"
             found["array"] = lambda part: collect_arrays(part, self.array_source, where)
+        if self.santricity is not None:
+            found["santricity"] = self.santricity.collect
         if config.cluster_command:
             found["cluster"] = lambda part: collect_cluster(
                 part, config.cluster_command, timeout("cluster")

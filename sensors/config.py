@@ -22,6 +22,7 @@ COLLECTORS = (
     "multipath",
     "partner_bmc",
     "partner_pdu",
+    "santricity",
 )
 # The collectors that read the server's own files, every round (`[sensor] interval`); every
 # other one waits on an outside program or device and runs on an interval of its own.
@@ -61,11 +62,34 @@ RESERVED_TAGS = {
     "server",
     "device",
     "polled_by",
+    "volume",
+    "volume_group",
+    "controller",
+    "interface",
+    "priority",
+    "event_type",
 }
+# SANtricity's embedded web server listens on 8443 when an address names no port.
+SANTRICITY_PORT = 8443
+_HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
 class ConfigError(ValueError):
     """The configuration file has a missing or invalid value."""
+
+
+@dataclass(frozen=True)
+class SantricityArray:
+    """One array watched through its controllers' REST API (`[santricity.<name>]`)."""
+
+    name: str
+    # (host, port) of controller A, then B: A is asked first, B when A does not answer.
+    controllers: tuple[tuple[str, int], ...]
+    # The array's certificate(s), pinned at provisioning: SHA-256 of the DER form, 64 lowercase
+    # hex digits (space-separated when each controller has its own). Or else a CA file the site
+    # gives, verified as any HTTPS server is.
+    fingerprint: str = ""
+    ca_file: str = ""
 
 
 @dataclass
@@ -106,6 +130,13 @@ class SensorConfig:
     # them (`[bmc] interval = 60`); the others take DEFAULT_INTERVALS and the timeouts above.
     intervals: dict[str, float] = field(default_factory=dict)
     timeouts: dict[str, float] = field(default_factory=dict)
+    # The arrays' REST API, asked from the management server (sensors.santricity).
+    santricity_arrays: tuple[SantricityArray, ...] = ()
+    santricity_user: str = ""
+    santricity_password: str = field(default="", repr=False)
+    santricity_interval: float = 60.0
+    # The longest one array's conversation may take, its second controller included.
+    santricity_timeout: float = 20.0
 
     def static_tags(self) -> dict[str, str]:
         return {**self.tags, "server": self.server}
@@ -119,7 +150,11 @@ class SensorConfig:
     def timeout_of(self, collector: str) -> float:
         """Seconds one run of an outside collector may take; never more than its interval,
         so a hung command is given up before its next run is due."""
-        default = {"bmc": self.bmc_timeout, "array": self.array_timeout}
+        default = {
+            "bmc": self.bmc_timeout,
+            "array": self.array_timeout,
+            "santricity": self.santricity_timeout,
+        }
         timeout = self.timeouts.get(collector, default.get(collector, self.command_timeout))
         return min(timeout, max(1.0, self.interval_of(collector)))
 
@@ -209,8 +244,90 @@ def load_config(path: str | Path) -> SensorConfig:
         timeout = _number(parser, section, "timeout", None, float)
         if timeout is not None:
             config.timeouts[name] = timeout
+    _read_santricity(parser, config)
     validate(config)
     return config
+
+
+def _read_santricity(parser: configparser.ConfigParser, config: SensorConfig) -> None:
+    """`[santricity]` and one `[santricity.<array>]` per array it names."""
+    section = "santricity"
+    if not parser.has_section(section):
+        return
+    config.santricity_interval = _number(
+        parser, section, "interval", config.santricity_interval, float
+    )
+    config.santricity_timeout = _number(
+        parser, section, "timeout", config.santricity_timeout, float
+    )
+    names = [n for n in re.split(r"[\s,]+", parser.get(section, "arrays", fallback="")) if n]
+    if not names:
+        return
+    config.santricity_user = parser.get(section, "user", fallback="").strip()
+    if not config.santricity_user:
+        raise ConfigError("[santricity] user: the arrays' monitor account is missing")
+    password_file = parser.get(section, "password_file", fallback="").strip()
+    if not password_file:
+        raise ConfigError(
+            "[santricity] password_file: the monitor account's password file is missing"
+        )
+    try:
+        config.santricity_password = Path(password_file).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ConfigError(f"[santricity] password_file: {error}") from None
+    arrays = []
+    for name in names:
+        if not _NAME_RE.match(name):
+            raise ConfigError(f"[santricity] arrays: {name!r} is not a valid array name")
+        arrays.append(_santricity_array(parser, name))
+    config.santricity_arrays = tuple(arrays)
+
+
+def _santricity_array(parser: configparser.ConfigParser, name: str) -> SantricityArray:
+    section = f"santricity.{name}"
+    if not parser.has_section(section):
+        raise ConfigError(f"[santricity] arrays names {name}, but there is no [{section}]")
+    addresses = parser.get(section, "controllers", fallback="").split()
+    if not 1 <= len(addresses) <= 2:
+        raise ConfigError(
+            f"[{section}] controllers: give controller A's and B's address (host:port), "
+            f"got {len(addresses)}"
+        )
+    controllers = tuple(_address(section, a) for a in addresses)
+    raw = parser.get(section, "fingerprint", fallback="").strip()
+    ca_file = parser.get(section, "ca_file", fallback="").strip()
+    if bool(raw) == bool(ca_file):
+        raise ConfigError(
+            f"[{section}] give either fingerprint (the array's pinned certificate) or ca_file"
+        )
+    # One fingerprint, or one per controller (each controller may have its own certificate).
+    fingerprints = []
+    for word in raw.split():
+        fingerprint = word.lower().removeprefix("sha256:").replace(":", "")
+        if not _HEX64_RE.match(fingerprint):
+            raise ConfigError(
+                f"[{section}] fingerprint: {word!r} is not a SHA-256 fingerprint (64 hex digits)"
+            )
+        fingerprints.append(fingerprint)
+    if len(fingerprints) > len(controllers):
+        raise ConfigError(f"[{section}] fingerprint: at most one per controller")
+    if ca_file and not Path(ca_file).is_file():
+        raise ConfigError(f"[{section}] ca_file = {ca_file!r}: no such file")
+    return SantricityArray(name, controllers, " ".join(fingerprints), ca_file)
+
+
+def _address(section: str, text: str) -> tuple[str, int]:
+    """`host:port`, `host` (port 8443) or `[v6 address]:port`."""
+    host, port = text, str(SANTRICITY_PORT)
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        if rest:
+            port = rest.removeprefix(":")
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"[{section}] controllers: {text!r} is not host:port")
+    return host, int(port)
 
 
 def validate(config: SensorConfig) -> None:

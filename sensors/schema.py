@@ -40,6 +40,13 @@ COMPONENT = "component"
 ID = "id"
 DEVICE = "device"
 POLLED_BY = "polled_by"
+# The arrays' REST API (sensors.santricity): the objects an array's figures belong to.
+VOLUME = "volume"
+VOLUME_GROUP = "volume_group"
+CONTROLLER = "controller"
+INTERFACE = "interface"
+PRIORITY = "priority"
+EVENT_TYPE = "event_type"
 
 # --- fields -----------------------------------------------------------------------------------
 
@@ -105,8 +112,21 @@ BRW_SECTIONS = (
 # `value` and `ok` always; the BMC's own thresholds (`ipmitool sensor`) when it prints them.
 BMC_FIELDS = ("value", "ok", "upper_nc", "upper_cr")
 BMC_TYPES = ("temperature", "fan", "power", "voltage", "current", "other")
-ARRAY_FIELDS = ("state", "ok")
+ARRAY_FIELDS = ("state", "ok", "operation", "progress")
 ARRAY_COMPONENTS = ("drive", "volume_group", "controller")
+# The array's own performance figures (SANtricity's analysed-*-statistics: averages over the
+# array's last sampling interval): operations per second, MB/s, milliseconds, percent.
+ARRAY_IO_FIELDS = ("read_iops", "write_iops", "read_mbps", "write_mbps")
+ARRAY_VOLUME_FIELDS = (*ARRAY_IO_FIELDS, "read_latency_ms", "write_latency_ms")
+ARRAY_DRIVE_FIELDS = ARRAY_VOLUME_FIELDS
+ARRAY_CONTROLLER_FIELDS = (*ARRAY_IO_FIELDS, "cpu_percent", "cache_hit_percent")
+ARRAY_INTERFACE_FIELDS = (*ARRAY_IO_FIELDS, "queue_depth")
+# One point per Major Event Log entry, at the event's own time.
+ARRAY_EVENT_FIELDS = ("sequence", "description")
+ARRAY_EVENT_COMPONENTS = ("drive", "volume_group", "controller", "array")
+ARRAY_EVENT_PRIORITIES = ("critical", "informational")
+# Each controller asked for the array's state in a round: did it answer, in how long.
+ARRAY_MANAGEMENT_FIELDS = ("answered", "seconds")
 CLUSTER_FIELDS = ("running", "rings_total", "rings_faulty", "peers_total", "peers_connected")
 MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
@@ -160,6 +180,22 @@ NODE = Measurement(
 LNET = Measurement("lnet", (SERVER,), tuple(LNET_COUNTER_FIELDS.values()) + LNET_STATE_FIELDS)
 BMC = Measurement("bmc", (SERVER, SENSOR, TYPE), BMC_FIELDS)
 ARRAY_MEASUREMENT = Measurement("array", (SERVER, ARRAY, COMPONENT, ID), ARRAY_FIELDS)
+ARRAY_VOLUME = Measurement(
+    "array_volume", (SERVER, ARRAY, VOLUME, VOLUME_GROUP), ARRAY_VOLUME_FIELDS
+)
+ARRAY_DRIVE = Measurement("array_drive", (SERVER, ARRAY, ID), ARRAY_DRIVE_FIELDS)
+ARRAY_CONTROLLER = Measurement(
+    "array_controller", (SERVER, ARRAY, CONTROLLER), ARRAY_CONTROLLER_FIELDS
+)
+ARRAY_INTERFACE = Measurement(
+    "array_interface", (SERVER, ARRAY, CONTROLLER, INTERFACE), ARRAY_INTERFACE_FIELDS
+)
+ARRAY_EVENT = Measurement(
+    "array_event", (SERVER, ARRAY, COMPONENT, ID, PRIORITY, EVENT_TYPE), ARRAY_EVENT_FIELDS
+)
+ARRAY_MANAGEMENT = Measurement(
+    "array_management", (SERVER, ARRAY, CONTROLLER), ARRAY_MANAGEMENT_FIELDS
+)
 CLUSTER = Measurement("cluster", (SERVER,), CLUSTER_FIELDS)
 # Each map's paths (tag `device`), and one summary point per round without it.
 MULTIPATH = Measurement(
@@ -210,6 +246,12 @@ MEASUREMENTS = {
         LNET,
         BMC,
         ARRAY_MEASUREMENT,
+        ARRAY_VOLUME,
+        ARRAY_DRIVE,
+        ARRAY_CONTROLLER,
+        ARRAY_INTERFACE,
+        ARRAY_EVENT,
+        ARRAY_MANAGEMENT,
         CLUSTER,
         MULTIPATH,
         BMC_POWER,

@@ -136,3 +136,25 @@ def grafana_io_sizes(where: str) -> str:
         f'AS "ios" FROM "brw" WHERE {where} AND "section" = \'disk_io_size\' '
         f'AND {GRAFANA_WINDOW} GROUP BY "bucket", "server") GROUP BY "bucket"'
     )
+
+
+# The arrays report MB/s (10^6 bytes); the panels show bytes/s in the portal's binary units.
+MEGABYTE = 1_000_000
+
+
+def grafana_array_figures(
+    measurement: str, fields: dict[str, str], where: str, by: tuple[str, ...], scale: int = 1
+) -> str:
+    """The mean of an array's figures (`array_volume`, `array_drive`, ...: gauges the array
+    averaged itself) in each step, one series per value of the tags ``by``; named by the keys
+    of ``fields``, multiplied by ``scale``."""
+    factor = f" * {scale}" if scale != 1 else ""
+    selects = ", ".join(
+        f"mean({quote_identifier(field)}){factor} AS {quote_identifier(name)}"
+        for name, field in fields.items()
+    )
+    groups = "".join(f", {quote_identifier(tag)}" for tag in by)
+    return (
+        f"SELECT {selects} FROM {quote_identifier(measurement)} "
+        f"WHERE {where} AND {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}){groups} fill(none)"
+    )

@@ -1,0 +1,622 @@
+"""The arrays through their controllers' SANtricity REST API (the `santricity` collector).
+
+One collector on the management server watches every array, once per `[santricity] interval`
+(60 s), as E-series sites run NetApp's E-Series Performance Analyzer. Per array and round it
+asks controller A over HTTPS; when A does not answer (connection refused, timeout, a TLS
+failure, HTTP 5xx) it asks B, and writes one `array_management` point per controller asked
+(`answered` 1/0, `seconds`), so a controller that does not answer is named.
+
+TLS is verified one of two ways (`[santricity.<array>]`):
+- `fingerprint`: the array's certificate, pinned at provisioning. The connection is made
+  without a CA (the controllers' certificates are self-signed), then the peer's certificate
+  (SHA-256 of its DER form) is compared with the pinned one *before* any credential is sent;
+  a mismatch is refused with both fingerprints in the message.
+- `ca_file`: a CA the site gives; normal verification, the address's host name checked.
+
+The monitor account is read-only; its password comes from `[santricity] password_file`.
+
+What one answer gives (paths, JSON fields and units as NetApp's SANtricity Web Services
+models and the E-Series Performance Analyzer collectors use them; sensors/README.md, "Arrays"):
+- `array`: drives, volume groups and controllers with the state words, ids and ok/not ok of
+  the SMcli collector (sensors.arrays), so the health engine reads either unchanged; a volume
+  group's reconstruction or copyback with its percent.
+- `array_volume`, `array_drive`, `array_controller`, `array_interface`: the array's own
+  analysed statistics (IOPS, MB/s, ms, percent).
+- `array_event`: the Major Event Log entries after the last sequence number seen (kept over
+  restarts in the spool directory); the first run takes only the newest `FIRST_EVENTS`.
+
+Arrays are asked in parallel; each array's conversation has a deadline (`[santricity]
+timeout`), so a dead array costs one timeout, never the round.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import logging
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from sensors import schema
+from sensors.arrays import OK_STATES, ArrayComponent, collect_arrays
+from sensors.config import SantricityArray, SensorConfig
+from sensors.lineproto import line, series
+from sensors.rounds import Round
+
+log = logging.getLogger("sensors.santricity")
+
+CONTROLLER_NAMES = ("A", "B")
+# Events taken on the very first run (or after the state file was lost): the newest ones only,
+# not an array's whole log of thousands.
+FIRST_EVENTS = 100
+# Events taken per round at most: a burst beyond it is read over the next rounds.
+EVENTS_PER_ROUND = 1000
+EVENTS_FILE = "santricity-events.json"
+# The MEL holds at most this many entries (SANtricity's bound).
+MEL_SIZE = 8192
+# The embedded Web Services' own storage system.
+SYSTEM = "/devmgr/v2/storage-systems/1"
+STATISTICS = ("volume", "drive", "controller", "interface")
+IDLE_ACTIONS = {"none", "__UNDEFINED"}
+# A volume group's operation in the SMcli collector's words (`Operation: Reconstruction`).
+OPERATIONS = {
+    "reconstructing": "reconstruction",
+    "reconstructingCritical": "reconstruction",
+    "copyback": "copyback",
+}
+# A drive in a drawer that is pulled out: SANtricity's REST says removed, SMcli Missing.
+DRIVE_STATES = {"removed": "missing"}
+RAID_REDUNDANCY = {
+    "raid0": 0,
+    "raid1": 1,
+    "raid3": 1,
+    "raid5": 1,
+    "raid6": 2,
+    "raidDiskPool": 2,
+}
+CRITICAL_PRIORITIES = {"priorityCritical", "priorityEmergency", "priorityAlert"}
+_IO_FIGURES = {
+    "readIOps": "read_iops",
+    "writeIOps": "write_iops",
+    "readThroughput": "read_mbps",  # MB/s as the API gives it
+    "writeThroughput": "write_mbps",
+}
+VOLUME_FIGURES = {
+    **_IO_FIGURES,
+    "readResponseTime": "read_latency_ms",  # ms as the API gives it
+    "writeResponseTime": "write_latency_ms",
+}
+CONTROLLER_FIGURES = {
+    **_IO_FIGURES,
+    "cpuAvgUtilization": "cpu_percent",
+    "cacheHitBytesPercent": "cache_hit_percent",
+}
+INTERFACE_FIGURES = {**_IO_FIGURES, "queueDepthTotal": "queue_depth"}
+
+
+class ControllerSilent(Exception):
+    """The controller did not answer usefully (refused, timed out, TLS, HTTP 5xx): its partner
+    is asked instead."""
+
+
+class CertificateRefused(ControllerSilent):
+    """The controller's certificate is not the pinned one: no credential was sent to it."""
+
+
+class Refused(Exception):
+    """The array answered but refused us (a wrong monitor password, an unknown path): asking
+    the partner controller would not help."""
+
+
+def fingerprint_of(der: bytes) -> str:
+    return hashlib.sha256(der).hexdigest()
+
+
+def tls_context(array: SantricityArray) -> ssl.SSLContext:
+    if array.ca_file:
+        context = ssl.create_default_context(cafile=array.ca_file)
+        context.check_hostname = True
+        return context
+    # Pinned: the certificate is self-signed; it is checked by its fingerprint after the
+    # handshake, before the request (and its Authorization header) is sent.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class Conversation:
+    """One kept-alive HTTPS connection to one controller, for one round, under a deadline."""
+
+    def __init__(
+        self,
+        array: SantricityArray,
+        controller: str,
+        address: tuple[str, int],
+        credentials: tuple[str, str],
+        deadline: float,
+    ) -> None:
+        self.array = array
+        self.controller = controller
+        self.host, self.port = address
+        self.deadline = deadline
+        user, password = credentials
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        self._headers = {"Authorization": f"Basic {token}", "Accept": "application/json"}
+        self._connection: http.client.HTTPSConnection | None = None
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ControllerSilent(f"controller {self.controller}: no answer within the timeout")
+        return left
+
+    def connect(self, timeout: float) -> None:
+        """Handshake (and, when pinned, the certificate check) within `timeout` seconds."""
+        connection = http.client.HTTPSConnection(
+            self.host,
+            self.port,
+            timeout=min(timeout, self._left()),
+            context=tls_context(self.array),
+        )
+        try:
+            connection.connect()
+        except ssl.SSLError as error:
+            connection.close()
+            raise ControllerSilent(f"controller {self.controller}: TLS: {error}") from None
+        except (OSError, TimeoutError) as error:
+            connection.close()
+            raise ControllerSilent(f"controller {self.controller}: {_reason(error)}") from None
+        if self.array.fingerprint:
+            seen = fingerprint_of(connection.sock.getpeercert(binary_form=True) or b"")
+            if seen not in self.array.fingerprint.split():
+                connection.close()
+                raise CertificateRefused(
+                    f"controller {self.controller} ({self.host}:{self.port}) of array "
+                    f"{self.array.name} presents a certificate with SHA-256 fingerprint {seen}, "
+                    f"not the pinned {self.array.fingerprint}: refused, no credentials sent"
+                )
+        self._connection = connection
+
+    def get(self, path: str, params: dict | None = None) -> Any:
+        """The JSON body of one GET; ControllerSilent on timeouts and 5xx."""
+        if self._connection is None:
+            raise RuntimeError("not connected")
+        if params:
+            path = f"{path}?{urllib.parse.urlencode(params)}"
+        connection = self._connection
+        try:
+            connection.sock.settimeout(self._left())
+            connection.request("GET", path, headers=self._headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, TimeoutError, http.client.HTTPException) as error:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: {_reason(error)}"
+            ) from None
+        if response.status >= 500:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: HTTP {response.status}"
+            )
+        if response.status in (401, 403):
+            raise Refused(
+                f"controller {self.controller} refused the monitor account "
+                f"(HTTP {response.status}): check [santricity] user and password_file"
+            )
+        if response.status != 200:
+            raise Refused(f"controller {self.controller}: GET {path}: HTTP {response.status}")
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ControllerSilent(
+                f"controller {self.controller}: GET {path}: the answer is not JSON"
+            ) from None
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, (TimeoutError, socket.timeout)):
+        return "timed out"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    return str(error) or type(error).__name__
+
+
+class EventLog:
+    """The last MEL sequence number seen per array, kept in a small file in the spool
+    directory so a restart neither repeats nor loses events."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = Path(directory) / EVENTS_FILE
+        self._lock = threading.Lock()
+        try:
+            self._last: dict[str, int] = {
+                str(k): int(v) for k, v in json.loads(self.path.read_text()).items()
+            }
+        except FileNotFoundError:
+            self._last = {}
+        except (OSError, ValueError, AttributeError) as error:
+            log.warning("%s: %s (events start again from the newest)", self.path, error)
+            self._last = {}
+
+    def last(self, array: str) -> int | None:
+        with self._lock:
+            return self._last.get(array)
+
+    def saw(self, array: str, sequence: int) -> None:
+        """Record `sequence` as the newest seen on `array` (written at once, atomically)."""
+        with self._lock:
+            if self._last.get(array) == sequence:
+                return
+            self._last[array] = sequence
+            text = json.dumps(self._last, sort_keys=True)
+            temporary = self.path.with_suffix(".tmp")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(text)
+            os.replace(temporary, self.path)
+
+
+class SantricityCollector:
+    """Every configured array, each asked in its own thread, once per call."""
+
+    def __init__(self, config: SensorConfig, timeout: float | None = None) -> None:
+        self.arrays = config.santricity_arrays
+        self.credentials = (config.santricity_user, config.santricity_password)
+        self.timeout = timeout or config.santricity_timeout
+        self.events = EventLog(config.spool_dir)
+        # Rounds come every [sensor] interval; the arrays are asked every [santricity] interval
+        # (rounds are stamped on aligned ticks, so the comparison is exact).
+        self.interval_ms = int(config.santricity_interval * 1000)
+        self._asked_at: int | None = None
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, min(16, len(self.arrays))), thread_name_prefix="santricity"
+        )
+
+    def due(self, timestamp_ms: int) -> bool:
+        return self._asked_at is None or timestamp_ms - self._asked_at >= self.interval_ms
+
+    def collect(self, rnd: Round) -> None:
+        if not self.due(rnd.timestamp):
+            return
+        self._asked_at = rnd.timestamp
+        parts = []
+        for array in self.arrays:
+            part = Round(rnd.timestamp, rnd.tags)
+            parts.append((part, self._pool.submit(self._guarded, part, array)))
+        for part, future in parts:
+            future.result()
+            rnd.lines.extend(part.lines)
+            rnd.errors += part.errors
+
+    def _guarded(self, rnd: Round, array: SantricityArray) -> None:
+        try:
+            self.collect_array(rnd, array)
+        except Exception as error:  # a bug on one array's answer must not cost the others
+            rnd.problem(f"santricity array {array.name}", error)
+
+    def collect_array(self, rnd: Round, array: SantricityArray) -> None:
+        """Ask A, then B if A does not answer; write what the one that answered said."""
+        deadline = time.monotonic() + self.timeout
+        silences = []
+        for index, address in enumerate(array.controllers):
+            controller = CONTROLLER_NAMES[index]
+            partners_left = len(array.controllers) - index - 1
+            # A controller that hangs on connecting leaves its partner its share of the time.
+            connect_timeout = (deadline - time.monotonic()) / (1 + partners_left)
+            started = time.monotonic()
+            conversation = Conversation(array, controller, address, self.credentials, deadline)
+            try:
+                conversation.connect(connect_timeout)
+                answers = self.ask(conversation, array)
+            except ControllerSilent as error:
+                silences.append(str(error))
+                self._asked(rnd, array, controller, False, started)
+                if isinstance(error, CertificateRefused):
+                    rnd.problem(f"santricity array {array.name}", str(error))
+                continue
+            except Refused as error:
+                self._asked(rnd, array, controller, False, started)
+                rnd.problem(f"santricity array {array.name}", str(error))
+                return
+            finally:
+                conversation.close()
+            self._asked(rnd, array, controller, True, started)
+            self.write(rnd, array, answers)
+            return
+        rnd.problem(
+            f"santricity array {array.name}",
+            "no controller answered: " + "; ".join(silences),
+        )
+
+    @staticmethod
+    def _asked(rnd: Round, array: SantricityArray, controller: str, answered: bool, started: float):
+        rnd.add(
+            "array_management",
+            {schema.ARRAY: array.name, schema.CONTROLLER: controller},
+            {"answered": 1 if answered else 0, "seconds": round(time.monotonic() - started, 3)},
+        )
+
+    def ask(self, conversation: Conversation, array: SantricityArray) -> Answers:
+        """Every document of one round, from one controller."""
+        answers = Answers()
+        get = conversation.get
+        inventory = get(f"{SYSTEM}/hardware-inventory")
+        answers.inventory = inventory
+        answers.pools = get(f"{SYSTEM}/storage-pools")
+        answers.volumes = get(f"{SYSTEM}/volumes")
+        # Only groups whose volumes say an operation runs are asked for its progress.
+        busy = {
+            v.get("volumeGroupRef")
+            for v in answers.volumes
+            if str(v.get("action") or "none") not in IDLE_ACTIONS
+        }
+        for pool in answers.pools:
+            if pool.get("id") in busy:
+                answers.progress[pool["id"]] = get(
+                    f"{SYSTEM}/storage-pools/{pool['id']}/action-progress"
+                )
+        for kind in STATISTICS:
+            try:
+                answers.statistics[kind] = get(f"{SYSTEM}/analysed-{kind}-statistics")
+            except Refused as error:  # an older firmware without it: the state still counts
+                answers.problems.append(str(error))
+        last = self.events.last(array.name)
+        if last is None:
+            # The log is bounded (8192 entries): read it once, keep only the newest.
+            answers.events = get(
+                f"{SYSTEM}/mel-events", {"startSequenceNumber": 0, "count": MEL_SIZE}
+            )
+            answers.events = answers.events[-FIRST_EVENTS:]
+        else:
+            answers.events = get(
+                f"{SYSTEM}/mel-events",
+                {"startSequenceNumber": last + 1, "count": EVENTS_PER_ROUND},
+            )
+        return answers
+
+    def write(self, rnd: Round, array: SantricityArray, answers: Answers) -> None:
+        for problem in answers.problems:
+            rnd.problem(f"santricity array {array.name}", problem)
+        model = ArrayModel(array.name, answers)
+        add_components(rnd, model.components())
+        model.add_statistics(rnd)
+        last = self.events.last(array.name)
+        newest = model.add_events(rnd, last)
+        if newest is None and last is None:
+            newest = 0  # an empty log: every event from now on is new (sequences start at 1)
+        if newest is not None:
+            try:
+                self.events.saw(array.name, newest)
+            except OSError as error:
+                rnd.problem(f"santricity events file {self.events.path}", error)
+
+
+class Answers:
+    """What one controller said in one round."""
+
+    def __init__(self) -> None:
+        self.inventory: dict = {}
+        self.pools: list[dict] = []
+        self.volumes: list[dict] = []
+        self.progress: dict[str, list[dict]] = {}
+        self.statistics: dict[str, list[dict]] = {}
+        self.events: list[dict] = []
+        self.problems: list[str] = []
+
+
+class ArrayModel:
+    """One array's answers in Ostara's words: the ids and state words of the SMcli collector."""
+
+    def __init__(self, name: str, answers: Answers) -> None:
+        self.name = name
+        self.answers = answers
+        inventory = answers.inventory
+        trays = {t["trayRef"]: int(t["trayId"]) for t in inventory.get("trays", [])}
+        self._slots_per_drawer = {
+            int(t["trayId"]): int(t["numDriveSlots"]) // int(t["numDrawers"])
+            for t in inventory.get("trays", [])
+            if t.get("numDrawers") and t.get("numDriveSlots")
+        }
+        drawers = {
+            d["drawerRef"]: int(d["physicalLocation"]["slot"]) for d in inventory.get("drawers", [])
+        }
+        self.drives = list(inventory.get("drives", []))
+        self.drive_ids: dict[str, str] = {}  # driveRef -> "tray,drawer,slot"
+        self._by_tray_slot: dict[tuple[int, int], str] = {}
+        for drive in self.drives:
+            location = drive["physicalLocation"]
+            tray = trays.get(location["trayRef"], 0)
+            parent = (location.get("locationParent") or {}).get("symbolRef")
+            drawer = drawers.get(parent, 0)
+            ident = f"{tray},{drawer},{int(location['locationPosition'])}"
+            self.drive_ids[drive["driveRef"]] = ident
+            self._by_tray_slot[(tray, int(location["slot"]))] = ident
+        self.controllers = list(inventory.get("controllers", []))
+        self.controller_names = {c["controllerRef"]: controller_letter(c) for c in self.controllers}
+        self.group_names = {p["id"]: str(p.get("name") or p.get("label")) for p in answers.pools}
+
+    def components(self) -> list[ArrayComponent]:
+        found = []
+        for drive in self.drives:
+            state = DRIVE_STATES.get(drive["status"], str(drive["status"]).lower())
+            found.append(
+                ArrayComponent(
+                    self.name, "drive", self.drive_ids[drive["driveRef"]], state, state in OK_STATES
+                )
+            )
+        for pool in sorted(self.answers.pools, key=lambda p: self.group_names[p["id"]]):
+            found.append(self._group(pool))
+        for controller in sorted(self.controllers, key=controller_letter):
+            status = str(controller["status"])
+            state = "online" if status == "optimal" else status.lower()
+            found.append(
+                ArrayComponent(
+                    self.name,
+                    "controller",
+                    controller_letter(controller),
+                    state,
+                    state in OK_STATES,
+                )
+            )
+        return found
+
+    def _group(self, pool: dict) -> ArrayComponent:
+        state = str(pool.get("raidStatus") or "unknown").lower()
+        if state == "degraded":
+            # SANtricity has one word for "degraded" and "no redundancy left"; the SMcli
+            # collector says `critical` for the second: members failed or blank (replaced) as
+            # many as the RAID level survives.
+            lost = sum(
+                1
+                for d in self.drives
+                if d.get("currentVolumeGroupRef") == pool["id"]
+                and d["status"] in ("failed", "replaced")
+                and not d.get("hotSpare")
+            )
+            redundancy = RAID_REDUNDANCY.get(str(pool.get("raidLevel")), 0)
+            if redundancy and lost >= redundancy:
+                state = "critical"
+        operation, progress = "", None
+        for step in self.answers.progress.get(pool["id"], []):
+            action = str(step.get("currentAction") or "none")
+            if action in IDLE_ACTIONS:
+                continue
+            operation = OPERATIONS.get(action, action.lower())
+            progress = int(step.get("progressPercentage") or 0)
+            break
+        return ArrayComponent(
+            self.name,
+            "volume_group",
+            self.group_names[pool["id"]],
+            state,
+            state in OK_STATES,
+            operation,
+            progress,
+        )
+
+    def add_statistics(self, rnd: Round) -> None:
+        statistics = self.answers.statistics
+        for item in statistics.get("volume", []):
+            tags = {
+                schema.ARRAY: self.name,
+                schema.VOLUME: str(item.get("volumeName") or item.get("volumeId")),
+                schema.VOLUME_GROUP: self.group_names.get(item.get("poolId"), ""),
+            }
+            rnd.add("array_volume", tags, figures(item, VOLUME_FIGURES))
+        for item in statistics.get("drive", []):
+            ident = self.drive_ids.get(item.get("diskId"))
+            if ident is None:
+                continue  # a drive pulled since the inventory was read
+            rnd.add(
+                "array_drive",
+                {schema.ARRAY: self.name, schema.ID: ident},
+                figures(item, VOLUME_FIGURES),
+            )
+        for item in statistics.get("controller", []):
+            controller = self.controller_names.get(item.get("controllerId"))
+            if controller is None:
+                continue
+            tags = {schema.ARRAY: self.name, schema.CONTROLLER: controller}
+            rnd.add("array_controller", tags, figures(item, CONTROLLER_FIGURES))
+        for item in statistics.get("interface", []):
+            controller = self.controller_names.get(item.get("controllerId"), "")
+            channel = item.get("channelNumber")
+            interface = f"{controller}-{channel}" if controller and channel is not None else ""
+            tags = {
+                schema.ARRAY: self.name,
+                schema.CONTROLLER: controller,
+                schema.INTERFACE: interface or str(item.get("interfaceId")),
+            }
+            rnd.add("array_interface", tags, figures(item, INTERFACE_FIGURES))
+
+    def add_events(self, rnd: Round, last: int | None) -> int | None:
+        """One point per event newer than `last`; returns the newest sequence number seen."""
+        newest = last
+        for event in self.answers.events:
+            sequence = int(event["sequenceNumber"])
+            if last is not None and sequence <= last:
+                continue  # the API gives from N on; never write one twice
+            component, ident = self._event_object(event)
+            priority = str(event.get("priority") or "")
+            critical = event.get("critical") is True or priority in CRITICAL_PRIORITIES
+            tags = {
+                schema.ARRAY: self.name,
+                schema.COMPONENT: component,
+                schema.ID: ident,
+                schema.PRIORITY: "critical" if critical else "informational",
+                schema.EVENT_TYPE: f"0x{int(event.get('eventType') or 0):04X}",
+            }
+            fields = {"sequence": sequence, "description": str(event.get("description") or "")}
+            # Seconds from the array; the sequence in the milliseconds keeps two events of the
+            # same second on the same object apart (same series, same time would overwrite).
+            time_ms = int(event["timeStamp"]) * 1000 + sequence % 1000
+            add_at(rnd, "array_event", tags, fields, time_ms)
+            newest = sequence if newest is None else max(newest, sequence)
+        return newest
+
+    def _event_object(self, event: dict) -> tuple[str, str]:
+        kind = str(event.get("componentType") or "")
+        location = event.get("componentLocation") or {}
+        if kind == "drive" and location.get("driveLoc"):
+            tray, slot = int(location["driveLoc"]["tray"]), int(location["driveLoc"]["slot"])
+            ident = self._by_tray_slot.get((tray, slot))
+            if ident is None:  # no longer listed: the tray's drawer geometry tells
+                per = self._slots_per_drawer.get(tray)
+                ident = f"{tray},{(slot - 1) // per + 1},{(slot - 1) % per + 1}" if per else ""
+            return "drive", ident
+        if kind == "volumeGrp" and location.get("label"):
+            return "volume_group", str(location["label"])
+        if kind == "controller" and location.get("controllerLoc"):
+            slot = int(location["controllerLoc"]["slot"])
+            return "controller", CONTROLLER_NAMES[slot - 1] if 0 < slot <= 2 else str(slot)
+        return "array", ""
+
+
+def controller_letter(controller: dict) -> str:
+    """A or B: the label when it is one, else slot 1 = A, 2 = B."""
+    location = controller.get("physicalLocation") or {}
+    label = str(location.get("label") or "").upper()
+    if label in CONTROLLER_NAMES:
+        return label
+    slot = int(location.get("slot") or 0)
+    return CONTROLLER_NAMES[slot - 1] if 0 < slot <= 2 else str(controller.get("controllerRef"))
+
+
+def figures(item: dict, names: dict[str, str]) -> dict[str, float]:
+    """The API's figures under Ostara's field names; missing or null ones are left out."""
+    found = {}
+    for source, field in names.items():
+        value = item.get(source)
+        if value is not None:
+            found[field] = float(value)
+    return found
+
+
+def add_at(rnd: Round, measurement: str, tags: dict[str, str], fields: dict, time_ms: int):
+    """A point at its own time (a MEL event's), not the round's."""
+    encoded = line(series(measurement, {**rnd.tags, **tags}), fields, time_ms)
+    if encoded is not None:
+        rnd.lines.append(encoded)
+
+
+def add_components(rnd: Round, components: list[ArrayComponent]) -> None:
+    """The `array` points, written exactly as the SMcli collector writes them."""
+
+    class Known:
+        def components(self) -> list[ArrayComponent]:
+            return components
+
+    collect_arrays(rnd, Known(), "santricity")

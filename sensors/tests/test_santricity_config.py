@@ -1,0 +1,92 @@
+"""The `[santricity]` section of the sensor's configuration: the arrays, their controllers'
+addresses, how their certificates are verified, the monitor account."""
+
+from __future__ import annotations
+
+import pytest
+
+from sensors.config import ConfigError, SantricityArray, load_config
+
+FINGERPRINT = "3f" * 32
+
+
+def write(tmp_path, text: str):
+    (tmp_path / "monitor.pass").write_text("s3cret\n")
+    (tmp_path / "site-ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    path = tmp_path / "sensor.conf"
+    path.write_text(
+        "[sensor]\nserver = mgmt01\ncollect = santricity\n" + text.replace("DIR", str(tmp_path))
+    )
+    return path
+
+
+GOOD = f"""
+[santricity]
+arrays = ssu01-a ssu01-b
+user = monitor
+password_file = DIR/monitor.pass
+interval = 60
+timeout = 15
+
+[santricity.ssu01-a]
+controllers = 127.0.0.1:40001 127.0.0.1:40002
+fingerprint = {":".join(FINGERPRINT[i : i + 2].upper() for i in range(0, 64, 2))}
+
+[santricity.ssu01-b]
+controllers = ssu01-b-a ssu01-b-b:8443
+ca_file = DIR/site-ca.pem
+"""
+
+
+def test_the_arrays_their_controllers_and_how_they_are_trusted(tmp_path):
+    config = load_config(write(tmp_path, GOOD))
+    assert config.santricity_user == "monitor" and config.santricity_password == "s3cret"
+    assert "s3cret" not in repr(config)
+    assert (config.santricity_interval, config.santricity_timeout) == (60.0, 15.0)
+    assert config.santricity_arrays == (
+        SantricityArray(
+            "ssu01-a", (("127.0.0.1", 40001), ("127.0.0.1", 40002)), fingerprint=FINGERPRINT
+        ),
+        SantricityArray(
+            "ssu01-b",
+            (("ssu01-b-a", 8443), ("ssu01-b-b", 8443)),
+            ca_file=str(tmp_path / "site-ca.pem"),
+        ),
+    )
+
+
+def test_the_defaults(tmp_path):
+    config = load_config(write(tmp_path, ""))
+    assert config.santricity_arrays == ()
+    assert config.santricity_interval == 60.0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("arrays = ssu01-a ssu01-b", "arrays = ssu01-a ssu01-c"), "no [santricity.ssu01-c]"),
+        (("user = monitor\n", ""), "[santricity] user"),
+        (("password_file = DIR/monitor.pass", "password_file = DIR/none"), "password_file"),
+        (("interval = 60", "interval = soon"), "[santricity] interval"),
+        (
+            ("controllers = 127.0.0.1:40001 127.0.0.1:40002", "controllers = 127.0.0.1:port"),
+            "[santricity.ssu01-a] controllers",
+        ),
+        (
+            ("controllers = 127.0.0.1:40001 127.0.0.1:40002", "controllers ="),
+            "[santricity.ssu01-a] controllers",
+        ),
+        (("fingerprint = ", "fingerprint = abc12 ; "), "not a SHA-256 fingerprint"),
+        (
+            ("ca_file = DIR/site-ca.pem", "ca_file = DIR/nothing.pem"),
+            "[santricity.ssu01-b] ca_file",
+        ),
+        (("ca_file = DIR/site-ca.pem", ""), "[santricity.ssu01-b] give either fingerprint"),
+    ],
+)
+def test_a_bad_value_is_refused_naming_its_key(tmp_path, change, message):
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(ConfigError) as refused:
+        load_config(write(tmp_path, GOOD.replace(old, new)))
+    assert message.replace("DIR", str(tmp_path)) in str(refused.value)
