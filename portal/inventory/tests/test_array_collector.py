@@ -41,6 +41,7 @@ from portal.jobs.services import create_job
 from portal.jobs.worker import Console
 from provisioning.planner import SpecError
 from provisioning.runner import PlaybookResult
+from sensors.config import load_config
 
 pytestmark = pytest.mark.django_db
 
@@ -388,7 +389,20 @@ def test_on_the_virtual_rack_its_arrays_api_is_taken_and_its_certificates_pinned
     array = StorageArray.objects.get(name="ssu01-b")
     assert array.certificate_sha256 == record["sha256"]
     assert "array ssu01-b: certificate as pinned" in "\n".join(said)
-    files = collector_files(rest_arrays(), Path("/etc/ostara/arrays"))
+    collector = tmp_path / "arrays-collector"
+    files = collector_files(rest_arrays(), collector)
     port_b = record["controllers"]["B"]["port"]
     assert f"127.0.0.1:{port_b}\nfingerprint = {record['sha256']}\n" in files.config
     assert files.password == (root / record["password_file"]).read_text()
+    # The sensor program reads it as the collector it is: santricity only, every array.
+    collector.mkdir()
+    (collector / "collector.conf").write_text(files.config)
+    (collector / "monitor.password").write_text(files.password)
+    config = load_config(collector / "collector.conf")
+    assert config.collectors == ("santricity",) and config.server == "mgmt01"
+    read = {a.name: (a.controllers, a.fingerprint) for a in config.santricity_arrays}
+    assert read["ssu01-b"] == (
+        (("127.0.0.1", record["controllers"]["A"]["port"]), ("127.0.0.1", port_b)),
+        record["sha256"],
+    )
+    assert sorted(read) == ["mds01-a", "ssu01-a", "ssu01-b"]
