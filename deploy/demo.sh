@@ -136,9 +136,10 @@ start)
     # A workload with something for the analytics to find (simulator/scenarios.py, "demo").
     start_daemon mail "$venv/python" -m portal.alerts.mailcatcher \
         --listen "127.0.0.1:$OSTARA_SMTP_PORT" --maildir "$OSTARA_CAUGHT_MAIL_DIR"
-    # A drive's reconstruction in two minutes, not the hours of a real 4 TB drive.
+    # A drive's reconstruction in two minutes, not the hours of a real 4 TB drive. The arrays
+    # answer their SANtricity REST API (a port per controller) for the appliance's collector.
     start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo \
-        --rebuild-seconds 120
+        --rebuild-seconds 120 --arrays-api
     virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
         --concurrency 2 --hostname "ostara-demo@%h"

@@ -175,6 +175,8 @@ def collector_files(arrays: list[StorageArray], directory: Path) -> CollectorFil
         "# The arrays' REST collector of this management server (sensors/README.md, Arrays).",
         "[sensor]",
         f"server = {settings.OSTARA_ARRAYS_SERVER}",
+        # Its rounds come as often as it asks the arrays: it reads nothing else.
+        f"interval = {settings.OSTARA_ARRAY_INTERVAL}",
         "collect = santricity",
         "",
         "[influxdb]",

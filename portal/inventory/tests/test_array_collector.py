@@ -266,7 +266,9 @@ def test_the_collector_is_configured_from_the_inventory_and_the_password_only_as
     assert collector["playbook"] == "collector.yml" and servers["playbook"] == "sensor.yml"
     config = collector["extravars"]["ostara_collector_config"]
     arrays_dir = Path(appliance.OSTARA_ARRAYS_DIR)
-    assert "[sensor]\nserver = mgmt01\ncollect = santricity\n" in config
+    assert "[sensor]\nserver = mgmt01\n" in config and "\ncollect = santricity\n" in config
+    # It asks the arrays at every round of its own: its rounds are the arrays' interval.
+    assert f"\ninterval = {appliance.OSTARA_ARRAY_INTERVAL}\ncollect" in config
     assert "arrays = ssu01-a ssu01-b\nuser = monitor\n" in config
     assert f"password_file = {arrays_dir / 'monitor.password'}\n" in config
     assert f"[santricity.ssu01-a]\ncontrollers = {address} localhost:1\n" in config

@@ -29,16 +29,22 @@ def simulator(*args: str) -> str:
 
 @pytest.fixture
 def virtual_rack(tmp_path, settings):
-    """A rack with blank arrays, as if just racked and cabled: the MDS pair and one SSU."""
+    """A rack with blank arrays, as if just racked and cabled: the MDS pair and one SSU. Its
+    arrays answer their SANtricity REST API (one port per controller), as real ones do."""
+    from simulator.santricity.server import ArraysApi
+
     rack = tmp_path / "rack"
     for name in ("mds_pair", "reference_ssu"):
         simulator("add", "--rack", str(rack), str(SPECS / f"{name}.json"))
     settings.VIRTUAL_RACK = rack
     settings.ANSIBLE_WORK_DIR = tmp_path / "ansible"
+    arrays_api = ArraysApi(rack)
+    arrays_api.start()
     yield rack
     from portal.conftest import stop_virtual_sensors
 
     stop_virtual_sensors(rack)
+    arrays_api.stop()
 
 
 def on_host(rack: Path, host: str, *command: str) -> subprocess.CompletedProcess:

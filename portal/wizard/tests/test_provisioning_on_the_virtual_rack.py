@@ -7,6 +7,8 @@ import json
 import os
 import shlex
 import subprocess
+import time
+import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -21,8 +23,24 @@ from portal.jobs.services import create_job, retry
 from portal.jobs.worker import run_job
 from portal.surveys.tests.outcomes import ACCEPTED
 from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
+from sensors.config import load_config
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.services]
+# The arrays' REST collector asks every array this often here (60 s on a real appliance).
+ARRAY_INTERVAL = 5
+
+
+@pytest.fixture(autouse=True)
+def array_metrics(services, settings):
+    """The collector asks every ARRAY_INTERVAL, into a fresh database of this test."""
+    from portal import influxdb as influx
+
+    settings.OSTARA_ARRAY_INTERVAL = ARRAY_INTERVAL
+    settings.INFLUXDB_DATABASE = f"provisioning_{uuid.uuid4().hex[:10]}"
+    influx.ensure_database()
+    yield
+    influx.client().drop_database(settings.INFLUXDB_DATABASE)
+
 
 # The pair's BMC password: a template ansible would run if it were given one (issue 28).
 TEMPLATE_PASSWORD = "{{ lookup('pipe','id') }}{% raw %}"
@@ -34,6 +52,22 @@ def _provision(pair_names: list[str]):
     run_job(job.pk)
     job.refresh_from_db()
     return job
+
+
+def _array_rounds(array: str, interval: int) -> list[tuple[str, int]]:
+    """(server, time in s) of each point of the array's controller A, once three are in."""
+    from portal import influxdb as influx
+
+    query = (
+        f"SELECT ok FROM array WHERE array = '{array}' AND component = 'controller' "
+        "AND id = 'A' AND time > now() - 10m GROUP BY server"
+    )
+    deadline = time.monotonic() + 4 * interval + 60
+    while True:
+        (points,) = influx.query_tagged([query], epoch="s")
+        if len(points) >= 3 or time.monotonic() > deadline:
+            return [(point["server"], point["time"]) for point in points]
+        time.sleep(1)
 
 
 def _failed_output(job) -> str:
@@ -108,6 +142,20 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     assert "fence_apc_snmp --ip=pdu2 --plug=3 " in pdu_status
     answer = subprocess.run(shlex.split(pdu_status), capture_output=True, text=True)
     assert (answer.returncode, answer.stdout) == (0, "Status: ON\n"), answer.stderr
+
+    # The arrays are watched from the management server through their REST API, each array's
+    # certificate pinned; the servers' sensors no longer read them (issue 33). Each array's
+    # points are written once per interval, under the management server's name alone.
+    collector = (virtual_rack / "arrays-collector" / "collector.conf").read_text()
+    pinned = json.loads((virtual_rack / "rack.json").read_text())["arrays"]["ssu01-a"]
+    assert f"fingerprint = {pinned['management']['sha256']}" in collector
+    for host in ("mds01", "oss01"):
+        config = load_config(virtual_rack / "hosts" / host / "etc" / "ostara" / "sensor.conf")
+        assert not {"array", "santricity"} & set(config.collectors) and not config.array_smcli
+    rounds = _array_rounds("ssu01-a", ARRAY_INTERVAL)
+    assert {server for server, _ in rounds} == {settings.OSTARA_ARRAYS_SERVER}, rounds
+    times = sorted(time for _, time in rounds)
+    assert all(b - a == ARRAY_INTERVAL for a, b in zip(times, times[1:], strict=False)), times
 
     # Running the finished job again changes nothing on the hosts.
     retry(job)
