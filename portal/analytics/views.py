@@ -104,9 +104,11 @@ def _load(report: dict) -> dict:
         }
         for entry in report["overloaded_detail"]
     ]
+    slow = [{**entry, "url": target_url(entry["target"])} for entry in report["slow_at_array"]]
     return {
         "rows": rows,
         "detail": detail,
+        "slow_at_array": slow,
         "oss_map": _heatmap(report["heatmap"]["oss"], server_url),
         "ost_map": _heatmap(report["heatmap"]["ost"], target_url),
         "share_chart": _share_chart(rows),
