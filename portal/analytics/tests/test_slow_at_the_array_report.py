@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from portal.health.tests.array_metrics import write_slowness
-from portal.health.tests.conftest import rack_inventory  # noqa: F401
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -44,3 +43,19 @@ def test_a_quick_array_names_no_ost(rack_inventory, metrics_db, client, world):
     page = client.get("/analytics/load/?window=1h").content.decode()
     assert 'data-finding="slow-at-array"' not in page
     assert client.get("/api/v1/analytics/report/?window=1h").json()["slow_at_array"] == []
+
+
+def test_an_overloaded_oss_still_says_which_of_its_osts_is_slow_at_the_array(
+    rack_inventory, metrics_db, client, world
+):
+    oss02 = [f"scratch-OST000{n}" for n in (1, 3, 5, 7, 9)] + ["scratch-OST000b"]
+    write_slowness(
+        array_ms={"ssu01-a-vg03": 42.0},
+        service_ms={"scratch-OST0003": 45.0},
+        cpu_percent={},
+        traffic={**dict.fromkeys(oss02, 3), "scratch-OST0003": 4},
+    )
+    client.force_login(world["viewer"])
+    page = client.get("/analytics/load/?window=1h").content.decode()
+    assert "<strong>oss02</strong></a> is overloaded" in page
+    assert "scratch-OST0003</a> (slow at the array, above)" in page

@@ -22,11 +22,13 @@ def slowness_lines(
     default_array_ms: float = 2.0,
     default_service_ms: float = 3.0,
     seconds: int = 240,
+    traffic: dict[str, int] | None = None,
 ) -> list[str]:
     """``seconds`` of every OST's traffic (100 reads and 100 writes a second) on its primary
     server, with its service time (``service_ms`` by label, else the default); each volume of
     the arrays answering in ``array_ms`` by volume group (else the default), once a minute;
-    each server's CPU busy ``cpu_percent`` (else 10 %)."""
+    each server's CPU busy ``cpu_percent`` (else 10 %). ``traffic`` multiplies an OST's
+    operations by label."""
     lines = []
     targets = Target.objects.filter(kind="OST").select_related(
         "volume_group__array", "primary_server"
@@ -39,7 +41,7 @@ def slowness_lines(
         servers.add(server)
         usecs = service_ms.get(target.label, default_service_ms) * 1000
         for step in range(0, seconds + 1, 10):
-            calls = 1000 * step
+            calls = 1000 * step * (traffic or {}).get(target.label, 1)
             fields = {
                 "read_calls": calls,
                 "write_calls": calls,
