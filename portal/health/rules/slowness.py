@@ -190,13 +190,17 @@ def diagnose(
     named = (
         f"volume {volume} ({volume_group})"
         if volume and volume != volume_group
-        else (f"volume group {volume_group}")
+        else f"volume group {volume_group}"
     )
     others = f" (others {_ms(others_ms)})" if others_ms is not None else ""
     if slow_at_array(array_ms, others_ms):
-        oss_state = f"is busy too ({_cpu(cpu_percent)})" if busy else "is not busy"
-        if not busy and cpu_percent is not None:
-            oss_state += f" ({_cpu(cpu_percent)})"
+        load = [_cpu(cpu_percent)] if cpu_percent is not None else []
+        if other_osts_ms is not None:
+            load.append(f"its other OSTs {_ms(other_osts_ms)}")
+        if busy:
+            oss_state = f"is busy too ({', '.join(load)})"
+        else:
+            oss_state = "is not busy" + (f" ({', '.join(load)})" if load else "")
         return Diagnosis(
             SLOW_AT_ARRAY,
             f"Slow at the array: {named} answers in {_ms(array_ms)} at the array{others}; "

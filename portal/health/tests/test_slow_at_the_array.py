@@ -28,8 +28,8 @@ def test_an_ost_slow_at_the_array_is_named_so_and_its_oss_not_busy(
     assert 'data-verdict="slow_at_array"' in page
     assert (
         "Slow at the array: volume scratch-OST0003 (ssu01-a-vg03) answers in 42 ms at the array "
-        "(others 2.0 ms); the OSS oss02 is not busy (CPU 12 %); its service time at oss02 is "
-        "45 ms"
+        "(others 2.0 ms); the OSS oss02 is not busy (CPU 12 %, its other OSTs 3.0 ms); its "
+        "service time at oss02 is 45 ms"
     ) in page
     # Its neighbour on the same array and server is fine.
     other = target_page(client, world, "scratch-OST0001")

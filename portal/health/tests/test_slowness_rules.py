@@ -30,7 +30,8 @@ def test_a_volume_slow_at_the_array_is_named_with_its_neighbours_and_an_idle_oss
     assert found.verdict == slowness.SLOW_AT_ARRAY
     assert found.text == (
         "Slow at the array: volume scratch-OST0003 (ssu01-a-vg03) answers in 42 ms at the "
-        "array (others 2.0 ms); the OSS oss01 is not busy (CPU 12 %); its service time at "
+        "array (others 2.0 ms); the OSS oss01 is not busy (CPU 12 %, its other OSTs 3.0 ms); "
+        "its service time at "
         "oss01 is 45 ms"
     )
 
@@ -63,7 +64,7 @@ def test_a_healthy_ost_is_neither():
 def test_a_whole_slow_array_is_slow_at_the_array_though_its_volumes_are_alike():
     found = judged(array_ms=41.0, others_ms=40.0, cpu_percent=95.0)
     assert found.verdict == slowness.SLOW_AT_ARRAY
-    assert "the OSS oss01 is busy too (CPU 95 %)" in found.text
+    assert "the OSS oss01 is busy too (CPU 95 %, its other OSTs 3.0 ms)" in found.text
 
 
 @pytest.mark.parametrize(
