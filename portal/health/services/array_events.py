@@ -23,6 +23,9 @@ PAGE_LIMIT = 10
 # What an alert mail adds: the events of the minutes before it, the newest few.
 MAIL_SECONDS = 15 * 60
 MAIL_LIMIT = 5
+# An array's clock is its own (the events carry the controller's time): one a few minutes
+# ahead of the appliance's must not hide its newest events.
+CLOCK_SLACK_SECONDS = 300
 
 _DRIVE_ID = re.compile(r"(\d+)\s*[,.]\s*(\d+)\s*[,.]\s*(\d+)")
 
@@ -148,10 +151,11 @@ def events_about(
     subjects: list[Subject], since: float, until: float | None = None, limit: int = PAGE_LIMIT
 ) -> list[ArrayEvent]:
     """The events about any of ``subjects`` from ``since`` to ``until`` (now), newest first,
-    at most ``limit``. Raises ``influx.InfluxError`` when InfluxDB does not answer."""
+    at most ``limit``; the arrays' clocks may run ``CLOCK_SLACK_SECONDS`` ahead. Raises
+    ``influx.InfluxError`` when InfluxDB does not answer."""
     if not subjects:
         return []
-    until = time.time() if until is None else until
+    until = (time.time() if until is None else until) + CLOCK_SLACK_SECONDS
     arrays = sorted({s.array for s in subjects})
     (rows,) = influx.query_tagged([queries.array_events_statement(arrays, since, until)], epoch="s")
     found: dict[tuple[str, int], ArrayEvent] = {}
