@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from portal import influxdb as influx
 from portal.alerts.choices import ConditionKind, GroupMailKind, Severity, TransitionKind
 from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
 from portal.alerts.services.outbox import deliver_due
@@ -155,11 +156,14 @@ def test_an_incident_mail_lists_the_events_of_its_members_at_most_five(smtp, dri
 
 
 def test_a_mail_about_a_server_has_no_array_events_and_influxdb_never_holds_a_mail(
-    smtp, rack_inventory, settings
+    smtp, rack_inventory, metrics_db, settings
 ):
     server = Server.objects.get(hostname="oss01")
     assert "Recent array events" not in mailed(smtp, alert(f"server:{server.pk}", "oss01"))
+    answering = settings.INFLUXDB_URL
     settings.INFLUXDB_URL = "http://127.0.0.1:9"  # nothing listens there
     array = StorageArray.objects.get(name="ssu01-a")
     text = mailed(smtp, alert(f"storagearray:{array.pk}", "ssu01-a"))
+    settings.INFLUXDB_URL = answering
+    influx.ping()  # the outage noted ends here, not in the next test
     assert "The arrays' recent events could not be read: InfluxDB does not answer." in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from portal import influxdb as influx
 from portal.health.tests.array_metrics import write_slowness
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
@@ -57,3 +58,18 @@ def test_without_the_array_collectors_figures_the_page_says_it_cannot_tell(
     page = target_page(client, world, "scratch-OST0003")
     assert 'data-verdict="unknown"' in page
     assert "The array has no figures for volume group ssu01-a-vg03" in page
+
+
+def test_with_influxdb_down_the_target_page_answers_and_says_the_events_cannot_be_read(
+    rack_inventory, metrics_db, client, world, settings
+):
+    answering = settings.INFLUXDB_URL
+    settings.INFLUXDB_URL = "http://127.0.0.1:9"  # nothing listens there
+    client.force_login(world["viewer"])
+    response = client.get("/health/targets/scratch-OST0003/")
+    settings.INFLUXDB_URL = answering
+    influx.ping()  # the outage noted ends here, not in the next test
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "The array events cannot be read now: InfluxDB does not answer." in page
+    assert "data-verdict" not in page
