@@ -51,6 +51,18 @@ virtual_sensors() {
             say "started the sensor of virtual host $host"
         fi
     done
+    # The arrays' REST collector provisioning started for the management server (issue 33).
+    conf="$rack/arrays-collector/collector.conf"
+    pidfile="$rack/arrays-collector/collector.pid"
+    [ -f "$conf" ] || return 0
+    if [ "$action" = stop ]; then
+        stop_pid "$pidfile" "array collector"
+    elif ! pid_alive "$pidfile"; then
+        nohup "$venv/python" -m sensors run --config "$conf" \
+            >>"$rack/arrays-collector/collector.log" 2>&1 &
+        echo $! >"$pidfile"
+        say "started the array collector"
+    fi
 }
 
 # The first start builds the MDS pair and the first SSU through the same provisioning job the

@@ -212,10 +212,12 @@ def celery_beat(schedule: Path, **env: str):
 
 
 def stop_virtual_sensors(rack: Path) -> None:
-    """Stop the sensors that provisioning started on a virtual rack's hosts."""
+    """Stop the sensors that provisioning started on a virtual rack's hosts, and the arrays'
+    REST collector it started for the rack's management server."""
     import signal
 
-    for pid_file in rack.glob("hosts/*/run/ostara-sensor.pid"):
+    pid_files = [*rack.glob("hosts/*/run/ostara-sensor.pid"), *rack.glob("arrays-collector/*.pid")]
+    for pid_file in pid_files:
         try:
             pid = int(pid_file.read_text())
             os.kill(pid, signal.SIGTERM)

@@ -154,6 +154,56 @@ def bmc_problem(address: str) -> str | None:
     return None
 
 
+# SANtricity's embedded web server listens on 8443 when a controller's address names no port.
+SANTRICITY_PORT = 8443
+
+
+def split_controller_address(value: str) -> tuple[str, int]:
+    """``host``, ``host:port``, ``IPv6`` or ``[IPv6]:port`` -> (host, port); no check."""
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        return host, int(rest[1:]) if rest[1:].isdigit() else SANTRICITY_PORT
+    if value.count(":") == 1:
+        host, _, port = value.partition(":")
+        return host, int(port) if port.isdigit() else SANTRICITY_PORT
+    return value, SANTRICITY_PORT
+
+
+def controller_address_problem(value: str) -> str | None:
+    """An array controller's management address: an IPv4 address, an IPv6 address or a host
+    name, with an optional port (``host:8443``, ``[fd00::21]:8443``). It reaches the array
+    collector's configuration file and, through it, a connection: nothing else is accepted."""
+    host, port = value, ""
+    if value.startswith("["):
+        host, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return (
+                f"{value!r} is not an address: write an IPv6 address with a port as [address]:port"
+            )
+        port = rest[1:] if rest else ""
+        if rest and not port:
+            return f"{value!r}: the port after ':' is missing"
+        if ":" not in host:
+            return f"{value!r}: only an IPv6 address goes in brackets"
+    elif value.count(":") == 1:
+        host, _, port = value.partition(":")
+        if not port:
+            return f"{value!r}: the port after ':' is missing"
+    if port and (not port.isdigit() or port.startswith("0") or not 1 <= int(port) <= 65535):
+        return f"{value!r}: the port must be a number from 1 to 65535"
+    if ":" in host:
+        problem = link_address_problem(host)
+        return problem and problem.replace("a server's", "a controller's")
+    if is_ipv4_shaped(host):
+        return ipv4_problem(host)
+    if not host or hostname_problem(host):
+        return (
+            f"{value!r} is not an IPv4 address, an IPv6 address or a host name "
+            "(with an optional :port)"
+        )
+    return None
+
+
 def pdu_outlet_problem(value: str) -> str | None:
     match = PDU_OUTLET.fullmatch(value)
     if not match:
@@ -186,6 +236,16 @@ def fence_user_problem(name: str) -> str | None:
     )
 
 
+def monitor_user_problem(name: str) -> str | None:
+    """The array's monitor account, as written into the array collector's configuration."""
+    if FENCE_USER.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not an array account name: 1 to 32 letters, digits, '_', '.' or '-', "
+        "not starting with '-'"
+    )
+
+
 # Line ends (CR, LF, and the vertical tab, form feed and separators Python's mail package also
 # breaks lines at), other C0/C1 controls, invisible format characters (bidirectional overrides)
 # and lone surrogates: none belongs in a name, and in a header or a log line they break or forge
@@ -214,6 +274,20 @@ def fence_password_problem(password: str) -> str | None:
         )
     if password != password.strip():
         return "the password begins or ends with a space, which the fence agents would drop"
+    return None
+
+
+def monitor_password_problem(password: str) -> str | None:
+    """An array monitor account's password: one line of printable text in a 0600 file, which
+    the array collector reads stripped of surrounding spaces."""
+    bad = next((c for c in password if not c.isprintable()), None)
+    if bad is not None:
+        return (
+            f"the password holds the control or invisible character {bad!r}: the array "
+            "collector reads one line of printable text"
+        )
+    if password != password.strip():
+        return "the password begins or ends with a space, which the array collector would drop"
     return None
 
 

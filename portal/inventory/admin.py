@@ -3,8 +3,9 @@
 The rows are the one truth of a pair: each provisioning run builds its Pacemaker configuration,
 array layout and playbook variables from them (``services.pair_plan``). What a run can apply to
 a built pair, the fence devices of a server (BMC address and user, PDU outlet), can be changed
-here, through ``Server.clean`` like every other way in; what it cannot (names written into the
-formatted targets, NIDs, the arrays' layout) is shown read-only.
+here, through ``Server.clean`` like every other way in, and so can how the arrays' REST collector
+reaches an array (controllers' addresses, monitor account, pinned certificate); what it cannot
+(names written into the formatted targets, NIDs, the arrays' layout) is shown read-only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from portal.inventory import models
-from portal.inventory.provisioning import start_fencing_update
+from portal.inventory.provisioning import start_array_collector_update, start_fencing_update
+from provisioning.names import monitor_password_problem
 
 # The fields of a server a job can apply to a built pair, as an admin names them. The BMC user
 # is the pair's (one fence login per cluster) and comes with the password, from the wizard.
@@ -175,10 +177,85 @@ class EnclosureInline(ReadOnly, admin.TabularInline):
     extra = 0
 
 
+class StorageArrayForm(forms.ModelForm):
+    monitor_password = forms.CharField(
+        label="Monitor password",
+        required=False,
+        strip=False,  # kept exactly as typed
+        widget=forms.PasswordInput(render_value=False),
+        help_text="kept encrypted, never shown; leave empty to keep the one set before",
+    )
+
+    def clean_monitor_password(self):
+        password = self.cleaned_data["monitor_password"]
+        if password and (problem := monitor_password_problem(password)):
+            raise ValidationError(problem)
+        return password
+
+    def save(self, commit=True):
+        if self.cleaned_data.get("monitor_password"):
+            self.instance.set_monitor_password(self.cleaned_data["monitor_password"])
+        return super().save(commit)
+
+
+# What the arrays' REST collector needs, changed here (an appliance moving to the collector).
+ARRAY_COLLECTOR_FIELDS = (
+    "management_a", "management_b", "monitor_user", "monitor_password", "certificate_sha256",
+)  # fmt: skip
+ARRAY_PLANNED_FIELDS = ("name", "pair", "drive_tb", "installed_drives", "global_spares")
+
+
 @admin.register(models.StorageArray)
-class StorageArrayAdmin(ReadOnlyAdmin):
-    list_display = ("name", "pair", "drive_tb", "installed_drives", "global_spares")
+class StorageArrayAdmin(admin.ModelAdmin):
+    form = StorageArrayForm
+    list_display = ("name", "pair", "drive_tb", "installed_drives", "management_a")
     inlines = [EnclosureInline]
+    fieldsets = (
+        (
+            "Array collector (SANtricity REST API)",
+            {
+                "fields": ARRAY_COLLECTOR_FIELDS,
+                "description": "The management server reads the array through its "
+                "controllers' REST API when both addresses are given; otherwise the pair's "
+                "servers read it through SMcli. A change applies when the provisioning job's "
+                "sensor step runs again; it pins the certificate the controllers serve when "
+                "none is pinned, and refuses one that differs from the pinned one.",
+            },
+        ),
+        ("Planned", {"fields": ARRAY_PLANNED_FIELDS}),
+    )
+    readonly_fields = ARRAY_PLANNED_FIELDS
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        changed = [name for name in ARRAY_COLLECTOR_FIELDS if name in form.changed_data]
+        if not (change and changed):
+            return
+        job = start_array_collector_update(obj.pair, request.user)
+        if job is None:
+            messages.info(
+                request,
+                f"{obj.pair.name} has not been built yet: its provisioning job's sensor step "
+                f"applies the change of {obj.name}.",
+            )
+            return
+        messages.warning(
+            request,
+            format_html(
+                '<a href="{}">Job #{}</a> applies the change of {}: the array collector on this '
+                "management server and the sensors of {}.",
+                reverse("jobs:job-detail", args=[job.pk]),
+                job.pk,
+                obj.name,
+                obj.pair.name,
+            ),
+        )
 
 
 @admin.register(models.VolumeGroup)

@@ -8,6 +8,8 @@ here, with the same rules the planner uses.
 
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -22,6 +24,10 @@ from portal.inventory.choices import (
     VolumeGroupState,
 )
 from provisioning import names
+
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+# The built-in read-only account of SANtricity's role-based access (11.40 and later).
+MONITOR_USER = "monitor"
 
 
 def _check(problem: str | None) -> None:
@@ -47,6 +53,20 @@ def validate_interface(value: str) -> None:
 
 def validate_link_address(value: str) -> None:
     _check(names.link_address_problem(value))
+
+
+def validate_controller_address(value: str) -> None:
+    _check(names.controller_address_problem(value))
+
+
+def validate_fingerprints(value: str) -> None:
+    """One SHA-256 fingerprint, or two (one per controller), 64 lowercase hex digits each."""
+    words = value.split()
+    if len(words) > 2 or not all(FINGERPRINT.fullmatch(word) for word in words):
+        raise ValidationError(
+            "give the SHA-256 of the array's certificate: 64 lowercase hex digits, or two "
+            "separated by a space when each controller has its own"
+        )
 
 
 def validate_nid_list(value: list) -> None:
@@ -299,6 +319,32 @@ class StorageArray(models.Model):
     global_spares = models.PositiveSmallIntegerField(
         default=0, help_text="hot spares the plan reserved"
     )
+    # The controllers' SANtricity REST API, read by the array collector on the management
+    # server (blank: the array is read through SMcli by its pair's servers, as before).
+    management_a = models.CharField(
+        max_length=261,
+        blank=True,
+        validators=[validate_controller_address],
+        help_text="controller A's management address: host or host:port (8443 if none)",
+    )
+    management_b = models.CharField(
+        max_length=261,
+        blank=True,
+        validators=[validate_controller_address],
+        help_text="controller B's management address: host or host:port (8443 if none)",
+    )
+    monitor_user = models.CharField(
+        max_length=32, default=MONITOR_USER, help_text="the array's read-only monitor account"
+    )
+    # Fernet token; read and write through monitor_password / set_monitor_password().
+    monitor_password_encrypted = models.TextField(blank=True, editable=False)
+    certificate_sha256 = models.CharField(
+        max_length=129,
+        blank=True,
+        validators=[validate_fingerprints],
+        help_text="SHA-256 of the controllers' certificate, pinned by the sensor step; "
+        "clear it to pin a replaced one",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -306,6 +352,33 @@ class StorageArray(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if bool(self.management_a) != bool(self.management_b):
+            missing = "management_b" if self.management_a else "management_a"
+            errors[missing] = "give both controllers' management addresses, or neither"
+        elif self.management_a and self.management_a.lower() == self.management_b.lower():
+            errors["management_b"] = "controller B's address must differ from controller A's"
+        # It reaches the collector's configuration: never an option or a second line.
+        if problem := names.monitor_user_problem(self.monitor_user):
+            errors["monitor_user"] = problem
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def controller_addresses(self) -> tuple[str, ...]:
+        """(A, B) when the array is read through its REST API, else ()."""
+        return (self.management_a, self.management_b) if self.management_a else ()
+
+    def set_monitor_password(self, password: str) -> None:
+        self.monitor_password_encrypted = crypto.encrypt(password) if password else ""
+
+    @property
+    def monitor_password(self) -> str:
+        if not self.monitor_password_encrypted:
+            return ""
+        return crypto.decrypt(self.monitor_password_encrypted)
 
 
 class Enclosure(models.Model):

@@ -12,20 +12,32 @@ The wizard and ``manage.py provision`` both start a job through ``start_provisio
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
 
-from portal.inventory.models import ServerPair, Target
+from portal.inventory.models import ServerPair, StorageArray, Target
 from portal.inventory.services import (
+    ArrayAccessError,
     RowsDisagree,
     ansible_inventory,
     authkey_name,
     pair_authkey,
     pair_plan,
+    pin_certificates,
     record_observations,
+    rest_arrays,
     save_plans,
+    take_from_virtual_rack,
+)
+from portal.inventory.services.arrays import (
+    CONFIG_FILE,
+    PASSWORD_SECRET,
+    CollectorFiles,
+    collector_dir,
+    collector_files,
 )
 from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
@@ -43,12 +55,17 @@ from provisioning.playbook_vars import (
     target_list,
 )
 from provisioning.runner import run_playbook
+from sensors.config import COLLECTORS
 
 KIND = "provision_pair"
 # After a built pair's fence devices changed: push its cluster configuration and point the
 # partner's sensor at the new BMC, nothing else (no array, format or acceptance survey).
 FENCING_KIND = "apply_fencing"
 FENCING_STEPS = ("ha", "sensor", "verify")
+# After an array's collector settings changed (addresses, monitor account, a cleared pin): the
+# sensor step again, which moves the array between the REST collector and SMcli.
+ARRAYS_KIND = "apply_array_collector"
+ARRAYS_STEPS = ("sensor",)
 
 
 @dataclass
@@ -103,6 +120,75 @@ def run_playbook_step(run: StepRun) -> None:
     )
     if changed:
         console.say(f"recorded what the rack reports in the inventory ({changed} changed)")
+
+
+def run_sensor_step(run: StepRun) -> None:
+    """The sensor step: the arrays' REST collector on this management server first (their
+    certificates pinned or checked), then the servers' sensors, which stop reading through
+    SMcli the arrays the collector now reads. Re-running it moves an existing appliance."""
+    console = run.console
+    if changed := take_from_virtual_rack(settings.VIRTUAL_RACK):
+        console.say(f"virtual rack: management addresses of {', '.join(changed)} from rack.json")
+    arrays = rest_arrays()
+    try:
+        pin_certificates(arrays, console.say)
+        files = collector_files(arrays, collector_dir())
+    except ArrayAccessError as error:
+        raise StepFailed(str(error)) from None
+    console.say(
+        f"the array collector reads {', '.join(a.name for a in arrays)}"
+        if arrays
+        else "no array has management addresses: the servers read the arrays through SMcli"
+    )
+    if arrays or (collector_dir() / CONFIG_FILE).exists():
+        _run_collector_play(run, arrays, files)
+    # The servers' variables were worked out before this step took addresses: again, now.
+    run.context.variables.update(server_array_variables(run.context.pairs))
+    run_playbook_step(run)
+
+
+def _run_collector_play(run: StepRun, arrays: list[StorageArray], files: CollectorFiles) -> None:
+    """collector.yml: configure and (re)start the collector, or stop it when it reads nothing."""
+    console = run.console
+    result = run_playbook(
+        "collector.yml",
+        {"all": {"hosts": {"localhost": _management_server()}}},
+        {
+            "ostara_collector_enabled": bool(arrays),
+            "ostara_collector_dir": str(collector_dir()),
+            "ostara_collector_config": files.config,
+            "ostara_virtual": settings.VIRTUAL_RACK is not None,
+            "ostara_sensor_source": str(SENSOR_SOURCE),
+        },
+        work_dir=settings.ANSIBLE_WORK_DIR,
+        on_output=console.write,
+        cancel=None,
+        secrets={PASSWORD_SECRET: files.password} if arrays else {},
+    )
+    console.say(result.summary())
+    if not result.succeeded:
+        raise StepFailed(result.summary())
+
+
+def _management_server() -> dict:
+    return {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+
+
+def server_array_variables(pairs: list[ServerPair]) -> dict:
+    """Which arrays each pair's servers still read through SMcli (those without management
+    addresses), and what the servers collect when they read none: all but the arrays."""
+    rest = set(
+        StorageArray.objects.filter(pair__in=pairs)
+        .exclude(management_a="")
+        .values_list("name", flat=True)
+    )
+    return {
+        "ostara_smcli_arrays": {
+            pair.name: [a.name for a in pair.arrays.order_by("name") if a.name not in rest]
+            for pair in pairs
+        },
+        "ostara_server_collectors": [c for c in COLLECTORS if c not in ("array", "santricity")],
+    }
 
 
 def _placements(pairs: list[ServerPair], facts: dict[str, dict]) -> dict[str, str | None]:
@@ -170,6 +256,7 @@ def playbook_variables(pairs: list[ServerPair]) -> dict:
         if settings.VIRTUAL_RACK
         else "SMcli",
     }
+    variables.update(server_array_variables(pairs))
     for pair in pairs:
         plan = pair_plan(pair)  # the rows as they are now, never the record alone
         variables["ostara_plans"][pair.name] = plan
@@ -207,14 +294,16 @@ def start_provisioning(
     credentials: dict[str, tuple[str, str]] | None = None,
     user=None,
     params: dict | None = None,
+    monitor_credentials: dict[str, tuple[str, str]] | None = None,
 ) -> Job:
     """Save the specs' pairs and start the job that builds them; all or nothing.
 
-    ``credentials`` maps a hostname to its BMC (user, password). Raises the planner's or the
-    inventory's ``SpecError`` (naming each field) and saves nothing when a spec is refused.
+    ``credentials`` maps a hostname to its BMC (user, password), ``monitor_credentials`` an
+    array to its monitor account. Raises the planner's or the inventory's ``SpecError``
+    (naming each field) and saves nothing when a spec is refused.
     """
     with transaction.atomic():
-        pairs = save_plans(specs, credentials)
+        pairs = save_plans(specs, credentials, monitor_credentials)
         names = " and ".join(pair.name for pair in pairs)
         job = create_job(
             KIND,
@@ -256,8 +345,9 @@ STEPS: list[StepSpec] = [
     ),
     StepSpec(
         "sensor",
-        "Install, configure and start the Ostara sensor on every server",
-        run_playbook_step,
+        "Install, configure and start the Ostara sensor on every server and the array "
+        "collector on this management server",
+        run_sensor_step,
     ),
     StepSpec(
         "verify", "Verify: mounted where Pacemaker says, registered, healthy", run_playbook_step
@@ -296,12 +386,29 @@ def start_fencing_update(pair: ServerPair, user=None) -> Job | None:
     return job
 
 
+def start_array_collector_update(pair: ServerPair, user=None) -> Job | None:
+    """The job that applies a change of how the collector reaches the pair's arrays, or None
+    when the pair has not been built yet (its provisioning job's sensor step applies it)."""
+    if not built(pair):
+        return None
+    title = f"Apply the array collector of {pair.name}"
+    job = create_job(ARRAYS_KIND, title, pairs=[pair], user=user)
+    enqueue(job)
+    return job
+
+
 def _register() -> None:
     register(KIND, "Provision server pairs", STEPS, context=ProvisioningContext.for_job)
     register(
         FENCING_KIND,
         "Apply fence devices",
         [step for step in STEPS if step.name in FENCING_STEPS],
+        context=ProvisioningContext.for_job,
+    )
+    register(
+        ARRAYS_KIND,
+        "Apply the array collector",
+        [step for step in STEPS if step.name in ARRAYS_STEPS],
         context=ProvisioningContext.for_job,
     )
 

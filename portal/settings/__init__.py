@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -227,6 +228,15 @@ OSTARA_ARRAY_INTERVAL = env_int("OSTARA_ARRAY_INTERVAL", 60)
 OSTARA_MULTIPATH_INTERVAL = env_int("OSTARA_MULTIPATH_INTERVAL", 30)
 OSTARA_CLUSTER_INTERVAL = env_int("OSTARA_CLUSTER_INTERVAL", 10)
 OSTARA_LNET_INTERVAL = env_int("OSTARA_LNET_INTERVAL", 10)
+# The arrays' REST collector (issue 33): one sensor process on this management server, with only
+# the santricity collector, its points tagged server=OSTARA_ARRAYS_SERVER. Its configuration,
+# monitor password file and spool live in OSTARA_ARRAYS_DIR; empty: /etc/ostara/arrays (what
+# the ostara-arrays unit reads), or on a virtual rack its arrays-collector/ directory.
+# OSTARA_ARRAY_CA_FILE: the site's CA for the arrays' certificates; when set, TLS is verified
+# against it and no certificate is pinned. It asks every OSTARA_ARRAY_INTERVAL seconds.
+OSTARA_ARRAYS_SERVER = env_str("OSTARA_ARRAYS_SERVER", socket.gethostname().split(".")[0])
+OSTARA_ARRAYS_DIR = env_str("OSTARA_ARRAYS_DIR", "")
+OSTARA_ARRAY_CA_FILE = env_str("OSTARA_ARRAY_CA_FILE", "")
 # A drive replacement's job asks the array this often how its reconstruction goes, and gives
 # up (the array carries on) after this many hours.
 OSTARA_DRIVE_POLL_SECONDS = env_int("OSTARA_DRIVE_POLL_SECONDS", 15)

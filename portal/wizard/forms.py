@@ -177,15 +177,88 @@ def _model_choices(controller: bool, mdt: bool = False) -> list[tuple[str, str]]
     return choices
 
 
-class MdtArrayForm(forms.Form):
+class ManagementFields(forms.Form):
+    """The array's two controllers' management addresses, for the array collector on this
+    management server (empty: the servers read the array through SMcli, as before), and the
+    monitor account's password (one for every array: the collector logs in with one)."""
+
+    management_a = forms.CharField(
+        label="Controller A management address",
+        required=False,
+        max_length=261,
+        help_text="host or host:port (8443 if none); empty: read through SMcli",
+    )
+    management_b = forms.CharField(
+        label="Controller B management address", required=False, max_length=261
+    )
+
+    def clean_management_a(self):
+        return self._address("management_a")
+
+    def clean_management_b(self):
+        return self._address("management_b")
+
+    def _address(self, field: str) -> str:
+        address = self.cleaned_data[field].strip()
+        if address:
+            _problem(names.controller_address_problem, address)
+        return address
+
+    def clean(self):
+        data = super().clean()
+        a, b = data.get("management_a"), data.get("management_b")
+        if a is not None and b is not None:
+            if bool(a) != bool(b):
+                missing = "management_b" if a else "management_a"
+                self.add_error(missing, "give both controllers' addresses, or neither")
+            elif a and a.lower() == b.lower():
+                self.add_error("management_b", "controller B's address must differ from A's")
+        return data
+
+    def management_spec(self) -> dict:
+        data = self.cleaned_data
+        if not data.get("management_a"):
+            return {}
+        return {"management": [data["management_a"], data["management_b"]]}
+
+
+def management_initial(entry: dict) -> dict:
+    """The form fields of a spec's ``management`` list."""
+    a, b = (entry.get("management") or ["", ""])[:2]
+    return {"management_a": a, "management_b": b}
+
+
+class MonitorPasswordField(forms.CharField):
+    def __init__(self) -> None:
+        super().__init__(
+            label="Arrays' monitor password",
+            required=False,
+            strip=False,  # kept exactly as typed, as the BMC passwords
+            widget=forms.PasswordInput(render_value=False),
+            help_text="the arrays' read-only 'monitor' account, kept encrypted; leave empty to "
+            "keep the one entered before",
+        )
+
+
+def check_monitor_password(password: str) -> str:
+    if password:
+        _problem(names.monitor_password_problem, password)
+    return password
+
+
+class MdtArrayForm(ManagementFields):
     name = forms.CharField(max_length=32, label="Array name")
     controller = forms.ChoiceField(label="Model", choices=lambda: _model_choices(True, mdt=True))
     drive_tb = forms.DecimalField(
         label="Drive size (TB)", min_value=0.1, max_value=100, decimal_places=2
     )
+    monitor_password = MonitorPasswordField()
 
     def clean_name(self):
         return _array_name(self.cleaned_data["name"])
+
+    def clean_monitor_password(self):
+        return check_monitor_password(self.cleaned_data["monitor_password"])
 
 
 def _array_name(name: str) -> str:
@@ -203,9 +276,13 @@ class LayoutForm(forms.Form):
         help_text="128 KiB by default; 512 KiB favours large sequential I/O",
     )
     first_ost_index = forms.IntegerField(label="First OST index", min_value=0, max_value=65535)
+    monitor_password = MonitorPasswordField()
+
+    def clean_monitor_password(self):
+        return check_monitor_password(self.cleaned_data["monitor_password"])
 
 
-class ArrayForm(forms.Form):
+class ArrayForm(ManagementFields):
     name = forms.CharField(max_length=32, label="Array name")
     controller = forms.ChoiceField(
         label="Controller enclosure", choices=lambda: _model_choices(True)
@@ -246,6 +323,7 @@ class ArrayForm(forms.Form):
         }
         if data.get("global_spares") is not None:
             entry["global_spares"] = data["global_spares"]
+        entry.update(self.management_spec())
         return entry
 
 

@@ -10,6 +10,7 @@ import copy
 
 from portal.accounts import crypto
 from portal.inventory.choices import PairKind
+from portal.inventory.models import MONITOR_USER
 from portal.inventory.provisioning import start_provisioning as provision_specs
 from portal.jobs.models import Job
 from portal.wizard.choices import FilesystemMode, WizardStep
@@ -84,6 +85,27 @@ class Draft:
                 entry["bmc_password"] = earlier.get("bmc_password", "")
             stored.append(entry)
         self.data.setdefault("servers", {})[group] = {"name": pair_name, "servers": stored}
+
+    def store_monitor_password(self, group: str, password: str) -> None:
+        """The arrays' monitor password of one pair's step, encrypted; empty keeps the one
+        entered before."""
+        if password:
+            self.data.setdefault("monitor_passwords", {})[group] = crypto.encrypt(password)
+
+    def needs_monitor_password(self, group: str, arrays: list[dict], typed: str) -> bool:
+        """Arrays given management addresses need the monitor password, typed now or before."""
+        given = any(array.get("management") for array in arrays)
+        return given and not typed and not self.data.get("monitor_passwords", {}).get(group)
+
+    def monitor_credentials(self) -> dict[str, tuple[str, str]]:
+        """Array -> its monitor account, for the arrays of each pair's step."""
+        stored = self.data.get("monitor_passwords", {})
+        found = {}
+        for group, spec in ((PairKind.MDS, self.mds_spec()), (PairKind.OSS, self.ssu_spec())):
+            password = crypto.decrypt(stored[group]) if stored.get(group) else ""
+            for array in (spec or {}).get("arrays", []):
+                found[array["name"]] = (MONITOR_USER, password)
+        return found
 
     def has_password(self, group: str, position: int) -> bool:
         servers = self.servers_of(group)
@@ -169,8 +191,8 @@ class Draft:
 LINK_KEYS = ("mgmt_address", "heartbeat_address")
 _SERVER_KEYS = {"hostname", "nids", "bmc", "pdu_outlet", *LINK_KEYS}
 _ARRAY_KEYS = {
-    PairKind.MDS: {"name", "controller", "drive_tb"},
-    PairKind.OSS: {"name", "controller", "expansions", "drive_tb", "global_spares"},
+    PairKind.MDS: {"name", "controller", "drive_tb", "management"},
+    PairKind.OSS: {"name", "controller", "expansions", "drive_tb", "global_spares", "management"},
 }
 _TOP_KEYS = {
     PairKind.MDS: {"filesystem", "ssu", "role", "servers", "arrays"},
@@ -308,6 +330,8 @@ def start_provisioning(draft: Draft, user, skip_acceptance: str = "") -> Job:
     """Save every pair of the draft and start the job that builds them; all or nothing.
     ``skip_acceptance`` says why the job ends without its acceptance survey, if it does."""
     params = {"skip_acceptance": True, "skip_reason": skip_acceptance} if skip_acceptance else {}
-    job = provision_specs(draft.specs(), draft.credentials(), user, params)
+    job = provision_specs(
+        draft.specs(), draft.credentials(), user, params, draft.monitor_credentials()
+    )
     draft.clear()
     return job

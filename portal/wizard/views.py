@@ -135,6 +135,7 @@ def servers_step(request):
             "controller": "E2724",
             "drive_tb": 1.2,
         }
+        mdt_initial = {**mdt_initial, **forms.management_initial(mdt_initial)}
         mdt_form = forms.MdtArrayForm(data, prefix="mdt", initial=mdt_initial)
 
     if request.method == "POST":
@@ -143,6 +144,16 @@ def servers_step(request):
             for name_form, server_forms in pairs.values()
             for form in (name_form, *server_forms)
         ] + ([mdt_form] if mdt_form else [])
+        if (
+            mdt_form
+            and mdt_form.is_valid()
+            and draft.needs_monitor_password(
+                PairKind.MDS,
+                [mdt_form.management_spec()],
+                mdt_form.cleaned_data["monitor_password"],
+            )
+        ):
+            mdt_form.add_error("monitor_password", MONITOR_PASSWORD_NEEDED)
         if all(form.is_valid() for form in every_form) and _unique_across(pairs):
             for group, (name_form, server_forms) in pairs.items():
                 draft.store_servers(
@@ -155,7 +166,10 @@ def servers_step(request):
                     "name": mdt_form.cleaned_data["name"],
                     "controller": mdt_form.cleaned_data["controller"],
                     "drive_tb": float(mdt_form.cleaned_data["drive_tb"]),
+                    **mdt_form.management_spec(),
                 }
+                typed = mdt_form.cleaned_data["monitor_password"]
+                draft.store_monitor_password(PairKind.MDS, typed)
             draft.mark_done(WizardStep.SERVERS)
             draft.save()
             return redirect("wizard:arrays")
@@ -210,7 +224,11 @@ def arrays_step(request):
                 "arrays": arrays,
             }
             draft.data["arrays"] = candidate
-            if _plans_cleanly(draft, layout_form, formset):
+            typed = layout_form.cleaned_data["monitor_password"]
+            if draft.needs_monitor_password(PairKind.OSS, arrays, typed):
+                layout_form.add_error("monitor_password", MONITOR_PASSWORD_NEEDED)
+            draft.store_monitor_password(PairKind.OSS, typed)
+            if layout_form.is_valid() and _plans_cleanly(draft, layout_form, formset):
                 draft.mark_done(WizardStep.ARRAYS)
                 draft.save()
                 return redirect("wizard:review")
@@ -255,6 +273,7 @@ def _array_initial(entry: dict) -> dict:
         "expansion_count": len(expansions),
         "drive_tb": entry.get("drive_tb"),
         "global_spares": entry.get("global_spares"),
+        **forms.management_initial(entry),
     }
 
 
@@ -277,12 +296,17 @@ def _with_one_more(post, ssu_name: str):
     return forms.ArrayFormSet(prefix="arrays", initial=initial)
 
 
+MONITOR_PASSWORD_NEEDED = (
+    "the array collector logs in to the arrays whose controllers' addresses are given with "
+    "this password"
+)
 ARRAY_FIELD_FOR = {
     "controller": "controller",
     "expansions": "expansion_model",
     "drive_tb": "drive_tb",
     "global_spares": "global_spares",
     "name": "name",
+    "management": "management_a",
 }
 
 

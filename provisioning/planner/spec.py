@@ -43,7 +43,16 @@ SERVER_FIELDS = {"hostname", "nids", "bmc", "pdu_outlet"}
 # without them Corosync runs one link on the host name (the review warns).
 LINK_FIELDS = ("mgmt_address", "heartbeat_address")
 SERVER_OPTIONAL_FIELDS = {"lnet_interface", *LINK_FIELDS}
-ARRAY_FIELDS = {"name", "controller", "expansions", "drive_tb", "drives", "global_spares"}
+ARRAY_FIELDS = {
+    "name",
+    "controller",
+    "expansions",
+    "drive_tb",
+    "drives",
+    "global_spares",
+    # The two controllers' management addresses (A, B) for the REST collector; optional.
+    "management",
+}
 
 
 @dataclass(frozen=True)
@@ -435,6 +444,7 @@ class _SpecReader:
         if name is not None and (problem := names.unit_name_problem(name)):
             self.error(_join(path, "name"), problem)
         controller = self.controller(entry, path)
+        self.management(entry, path)
         expansions = self.expansions(entry, path, controller)
         drive_tb = self.drive_tb(entry, path)
         models = [controller, *expansions] if controller and expansions is not None else []
@@ -474,6 +484,23 @@ class _SpecReader:
                     self.error(_join(path, blame or "global_spares"), str(problem))
                 return None
         return array
+
+    def management(self, entry: dict[str, object], path: str) -> None:
+        """``management``: controller A's and B's management address (host or host:port).
+        Only checked here: the plan does not carry it (the inventory keeps it)."""
+        if "management" not in entry:
+            return
+        raw, where = entry["management"], _join(path, "management")
+        if not isinstance(raw, list) or len(raw) != 2:
+            self.error(where, "give controller A's and B's management address, as a list of two")
+            return
+        for index, address in enumerate(raw):
+            if not isinstance(address, str):
+                self.error(_join(where, index), f"must be a string, not {_json_type(address)}")
+            elif problem := names.controller_address_problem(address):
+                self.error(_join(where, index), problem)
+        if isinstance(raw[0], str) and isinstance(raw[1], str) and raw[0].lower() == raw[1].lower():
+            self.error(_join(where, 1), "controller B's address must differ from controller A's")
 
     def controller(self, entry: dict[str, object], path: str) -> EnclosureModel | None:
         name = self.text(entry, "controller", path)

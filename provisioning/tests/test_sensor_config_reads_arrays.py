@@ -1,5 +1,7 @@
 """The sensor's configuration that provisioning writes (sensor.yml): both servers of a pair
-read its arrays, so with one server down the other still reports them (issue 31)."""
+read its arrays through SMcli, so with one server down the other still reports them (issue 31),
+unless the management server's REST collector reads them (issue 33): then they read none, and
+each array's points are written once."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from sensors.config import load_config
+from sensors.config import COLLECTORS, load_config
 
 PLAYBOOK = Path(__file__).resolve().parents[1] / "ansible" / "project" / "sensor.yml"
 
 
-def sensor_conf(host: str, partner: str) -> str:
+def sensor_conf(
+    host: str, partner: str, smcli_arrays: tuple[str, ...] = ("ssu01-a", "ssu01-b")
+) -> str:
     """The configuration task's content as ansible renders it for ``host``."""
     (play,) = yaml.safe_load(PLAYBOOK.read_text())
     name = "The sensor's configuration for this server"
@@ -39,7 +43,8 @@ def sensor_conf(host: str, partner: str) -> str:
         "ostara_partner_bmc_user": "ostara-fence",
         "ostara_pdu_status": {partner: "fence_apc_snmp --ip=pdu2 --plug=3 -o status"},
         "ostara_smcli": "/opt/dell/mdstoragemanager/client/SMcli",
-        "layout": {"arrays": ["ssu01-a", "ssu01-b"]},
+        "smcli_arrays": list(smcli_arrays),
+        "ostara_server_collectors": [c for c in COLLECTORS if c not in ("array", "santricity")],
     }
     content = task["ansible.builtin.copy"]["content"]
     return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(content).render(values)
@@ -53,6 +58,24 @@ def test_both_servers_of_a_pair_read_its_arrays(tmp_path):
         assert config.server == host
         assert config.array_names == ("ssu01-a", "ssu01-b"), f"{host} does not read the arrays"
         assert config.array_smcli.endswith("SMcli")
+
+
+def test_servers_read_no_array_the_rest_collector_reads(tmp_path):
+    path = tmp_path / "oss01.conf"
+    path.write_text(sensor_conf("oss01", "oss02", smcli_arrays=()))
+    config = load_config(path)
+    assert "array" not in config.collectors
+    assert config.array_names == () and not config.array_smcli
+    # Everything else the server collected, it still collects.
+    assert set(config.collectors) == set(COLLECTORS) - {"array", "santricity"}
+
+
+def test_an_array_without_management_addresses_stays_with_smcli(tmp_path):
+    path = tmp_path / "oss01.conf"
+    path.write_text(sensor_conf("oss01", "oss02", smcli_arrays=("ssu01-b",)))
+    config = load_config(path)
+    assert "array" in config.collectors
+    assert config.array_names == ("ssu01-b",)
 
 
 def test_each_collector_runs_at_the_interval_provisioning_writes(tmp_path):

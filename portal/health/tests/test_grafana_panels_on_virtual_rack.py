@@ -18,7 +18,13 @@ from portal.health.tests.conftest import SENSOR_INTERVAL
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
-VALUES = {"fs": "scratch", "ssu": "ssu01", "server": "oss01", "target": "OST0002"}
+VALUES = {
+    "fs": "scratch",
+    "ssu": "ssu01",
+    "server": "oss01",
+    "target": "OST0002",
+    "array": "ssu01-a",
+}
 
 
 def grafana_substitute(query: str) -> str:

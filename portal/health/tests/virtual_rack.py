@@ -6,10 +6,14 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   playbook does, so failovers are Pacemaker's own decisions (crm_simulate).
 - `python -m simulator serve` advances the workload and rewrites the hosts' trees.
 - One `sensors.agent.Agent` per server reads that server's tree, runs its `ipmitool sdr`,
-  asks the pair's arrays through its `SMcli`, reads its heartbeat (`corosync-cfgtool -s`),
+  reads its heartbeat (`corosync-cfgtool -s`),
   SAS paths (`multipath -ll`) and LNet (`lnetctl net show`, `lnetctl ping` of the partner),
   and polls the partner's BMC for its chassis power, all as configured on a real server. A
   server that is not running sends nothing, as on real hardware.
+- The arrays are watched as the appliance watches them: the rack serves their SANtricity REST
+  API (simulator/santricity/, one port per controller) and one more agent, the management
+  server's (`MANAGEMENT`), asks it with the `santricity` collector, the monitor account and the
+  pinned certificates; the servers' own sensors do not read the arrays.
 - The inventory is saved from the same plans and marked provisioned.
 """
 
@@ -29,11 +33,15 @@ from provisioning.ha.plan import read_plan
 from provisioning.planner import make_plan
 from sensors.agent import Agent
 from sensors.collect import Collector
-from sensors.config import DEFAULT_INTERVALS, SensorConfig
+from sensors.config import DEFAULT_INTERVALS, SantricityArray, SensorConfig
 from simulator import failures, provision
 from simulator.rack import Rack
+from simulator.santricity import access
+from simulator.santricity.server import ArraysApi
 
 REPO = Path(__file__).resolve().parents[3]
+# The management server's name: the `server` tag of the arrays' points.
+MANAGEMENT = "ostara"
 
 
 def host_env(root: Path, host: str | None) -> dict:
@@ -64,6 +72,7 @@ class VirtualRack:
         self.agents: list[VirtualServerAgent] = []
         self.threads: list[threading.Thread] = []
         self.server_process: subprocess.Popen | None = None
+        self.arrays_api: ArraysApi | None = None
 
     # -- building -------------------------------------------------------------------------
 
@@ -122,8 +131,13 @@ class VirtualRack:
             stderr=subprocess.STDOUT,
         )
         log.close()
+        # Every collector at the rack's short interval: a change shows within two rounds
+        # whichever collector reports it.
+        intervals = dict.fromkeys(DEFAULT_INTERVALS, self.interval)
+        self.arrays_api = ArraysApi(self.root)
+        self.arrays_api.start()
+        self._start_agent(self.array_collector(influxdb_url, database, spool, intervals), None)
         for plan in self.plans:
-            arrays = [array["name"] for array in plan["arrays"]]
             pdu_status = pdu_status_commands(read_plan(plan))
             for server in plan["servers"]:
                 host = server["hostname"]
@@ -141,8 +155,6 @@ class VirtualRack:
                     spool_dir=str(spool / host),
                     bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sensor",
                     bmc_timeout=10.0,
-                    array_smcli=str(self.root / "hosts" / host / "bin" / "SMcli"),
-                    array_names=tuple(arrays),
                     cluster_command=f"{bin_dir / 'corosync-cfgtool'} -s",
                     multipath_command=f"{bin_dir / 'multipath'} -ll",
                     lnetctl_command=str(bin_dir / "lnetctl"),
@@ -154,23 +166,60 @@ class VirtualRack:
                         "chassis power status"
                     ),
                     partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
-                    # Every collector at the rack's short interval: a change shows within
-                    # two rounds whichever collector reports it.
-                    intervals=dict.fromkeys(DEFAULT_INTERVALS, self.interval),
+                    intervals=intervals,
                 )
-                collector = Collector(config)
-                agent = VirtualServerAgent(config, collector, self.root)
-                thread = threading.Thread(target=agent.run, name=f"sensor-{host}", daemon=True)
-                self.agents.append(agent)
-                self.threads.append(thread)
-        for thread in self.threads:
-            thread.start()
+                self._start_agent(config, host)
+
+    def array_collector(
+        self, influxdb_url: str, database: str, spool: Path, intervals: dict
+    ) -> SensorConfig:
+        """The management server's sensor: every array through its REST API, each array's
+        certificate pinned as provisioning pins it (the rack's record of it)."""
+        with Rack.open(self.root, save_counters=False) as rack:
+            records = {name: a["management"] for name, a in rack.state["arrays"].items()}
+        arrays = tuple(
+            SantricityArray(
+                name,
+                tuple((c["address"], c["port"]) for _, c in sorted(r["controllers"].items())),
+                fingerprint=r["sha256"],
+            )
+            for name, r in sorted(records.items())
+        )
+        return SensorConfig(
+            server=MANAGEMENT,
+            root=str(self.root),
+            interval=self.interval,
+            collectors=("santricity",),
+            influxdb_url=influxdb_url,
+            database=database,
+            timeout=5.0,
+            spool_dir=str(spool / MANAGEMENT),
+            santricity_arrays=arrays,
+            santricity_user=access.USER,
+            santricity_password=access.password(self.root),
+            santricity_interval=self.interval,
+            intervals=intervals,
+        )
+
+    def _start_agent(self, config: SensorConfig, host: str | None) -> None:
+        """One sensor in a thread; a virtual server's sends nothing while it is down."""
+        collector = Collector(config)
+        if host is None:
+            agent = Agent(config, collector)
+        else:
+            agent = VirtualServerAgent(config, collector, self.root)
+        thread = threading.Thread(target=agent.run, name=f"sensor-{config.server}", daemon=True)
+        self.agents.append(agent)
+        self.threads.append(thread)
+        thread.start()
 
     def stop(self) -> None:
         for agent in self.agents:
             agent.stop()
         for thread in self.threads:
             thread.join(timeout=15)
+        if self.arrays_api is not None:
+            self.arrays_api.stop()
         if self.server_process is not None:
             self.server_process.terminate()
             try:

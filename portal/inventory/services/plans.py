@@ -21,6 +21,7 @@ from portal.inventory.choices import (
     TargetKind,
 )
 from portal.inventory.models import (
+    MONITOR_USER,
     SSU,
     Drive,
     Enclosure,
@@ -135,8 +136,21 @@ class _Preview(Exception):
     """Raised inside the preview's transaction to roll it back."""
 
 
+def same_monitor_credentials(documents: list, user: str, password: str) -> dict:
+    """The commands' one monitor account for every array their spec files name."""
+    return {
+        array.get("name"): (user, password)
+        for document in documents
+        if isinstance(document, dict) and isinstance(document.get("arrays"), list)
+        for array in document["arrays"]
+        if isinstance(array, dict)
+    }
+
+
 def save_plans(
-    specs: list[dict], bmc_credentials: dict[str, tuple[str, str]] | None = None
+    specs: list[dict],
+    bmc_credentials: dict[str, tuple[str, str]] | None = None,
+    monitor_credentials: dict[str, tuple[str, str]] | None = None,
 ) -> list[ServerPair]:
     """Save several specs in one transaction (an MDS pair and its first SSU): all or nothing.
 
@@ -148,7 +162,7 @@ def save_plans(
         pairs = []
         for position, spec in enumerate(specs):
             try:
-                pairs.append(save_plan(spec, bmc_credentials))
+                pairs.append(save_plan(spec, bmc_credentials, monitor_credentials))
             except SpecError as error:
                 if len(specs) == 1:
                     raise
@@ -171,10 +185,16 @@ def preview_plans(specs: list[dict]) -> list[dict]:
 
 
 @transaction.atomic
-def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = None) -> ServerPair:
+def save_plan(
+    spec: dict,
+    bmc_credentials: dict[str, tuple[str, str]] | None = None,
+    monitor_credentials: dict[str, tuple[str, str]] | None = None,
+) -> ServerPair:
     """Plan ``spec``, check it against the inventory, and create every row of it at once.
 
     ``bmc_credentials`` maps a hostname to (user, password); the password is stored encrypted.
+    ``monitor_credentials`` maps an array to its monitor account (user, password), stored the
+    same way; the spec's ``arrays[i].management`` gives its controllers' addresses.
     Returns the new server pair (its ``ssu`` exists for OSS pairs).
     """
     plan = plan_for_inventory(spec)
@@ -225,8 +245,21 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
         server.save()
         servers[server.hostname] = server
 
+    # The planner checked each address; the plan does not carry them (the rows do).
+    management = {
+        entry["name"]: entry["management"]
+        for entry in spec.get("arrays", [])
+        if isinstance(entry, dict) and "management" in entry
+    }
+    monitor_credentials = monitor_credentials or {}
     enclosures: dict[str, Enclosure] = {}
-    for array_entry in plan["arrays"]:
+    for index, array_entry in enumerate(plan["arrays"]):
+        addresses = management.get(array_entry["name"], ["", ""])
+        user, password = monitor_credentials.get(array_entry["name"], ("", ""))
+        if user and (problem := names.monitor_user_problem(user)):
+            raise SpecError({f"arrays[{index}].monitor_user": problem})
+        if password and (problem := names.monitor_password_problem(password)):
+            raise SpecError({f"arrays[{index}].monitor_password": problem})
         array = StorageArray(
             name=array_entry["name"],
             pair=pair,
@@ -234,7 +267,11 @@ def save_plan(spec: dict, bmc_credentials: dict[str, tuple[str, str]] | None = N
             drive_tb_as_given=json.dumps(array_entry["drive_tb"]),
             installed_drives=array_entry["drives"],
             global_spares=array_entry["global_spares"],
+            management_a=addresses[0],
+            management_b=addresses[1],
+            monitor_user=user or MONITOR_USER,
         )
+        array.set_monitor_password(password)
         array.full_clean()
         array.save()
         for position, enclosure_entry in enumerate(array_entry["enclosures"]):

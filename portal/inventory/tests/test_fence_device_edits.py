@@ -129,13 +129,20 @@ def test_a_change_to_a_built_pair_starts_the_job_that_pushes_its_fencing(client,
 
 
 def test_every_inventory_page_of_the_admin_is_shown_and_only_fence_devices_change(client, built):
+    """...and how the array collector reaches an array (issue 33): never the planned layout."""
     client.login(username="admin", password="pw-admin-123!")
     for page in ("ssu", "enclosuremodel", "storagearray", "volumegroup", "drive", "target"):
         assert client.get(f"/admin/inventory/{page}/").status_code == 200, page
     array = StorageArray.objects.first()
     assert client.get(f"/admin/inventory/storagearray/{array.pk}/change/").status_code == 200
-    posted = client.post(f"/admin/inventory/storagearray/{array.pk}/change/", {"drive_tb": "9"})
-    assert posted.status_code == 403
+    posted = client.post(
+        f"/admin/inventory/storagearray/{array.pk}/change/",
+        {"drive_tb": "9", "monitor_user": "monitor", "enclosures-TOTAL_FORMS": "0",
+         "enclosures-INITIAL_FORMS": "0"},
+    )  # fmt: skip
+    assert posted.status_code == 302
+    assert StorageArray.objects.get(pk=array.pk).drive_tb == array.drive_tb
+    assert client.post(f"/admin/inventory/volumegroup/{array.pk}/change/", {}).status_code == 403
 
 
 def test_a_clash_already_in_the_rows_is_named_not_a_server_error(client, built):

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from portal.inventory.management.spec_files import read_password, read_spec
 from portal.inventory.provisioning import start_provisioning
-from portal.inventory.services import same_bmc_credentials
+from portal.inventory.services import same_bmc_credentials, same_monitor_credentials
 from portal.jobs.choices import JobState
 from portal.jobs.services import wait_until_finished
 from provisioning.planner import SpecError
@@ -30,18 +30,40 @@ class Command(BaseCommand):
             help="file holding the BMC password of every server (kept encrypted)",
         )
         parser.add_argument(
+            "--monitor-user", default="monitor", help="the arrays' read-only monitor account"
+        )
+        parser.add_argument(
+            "--monitor-password-file",
+            type=Path,
+            help="file holding the monitor account's password of every array (kept encrypted)",
+        )
+        parser.add_argument(
             "--wait", action="store_true", help="wait until a worker has finished the job"
         )
         parser.add_argument(
             "--timeout", type=float, default=1800, help="seconds --wait waits at most"
         )
 
-    def handle(self, *args, specs, bmc_user, bmc_password_file, wait, timeout, **options):
+    def handle(
+        self,
+        *args,
+        specs,
+        bmc_user,
+        bmc_password_file,
+        monitor_user,
+        monitor_password_file,
+        wait,
+        timeout,
+        **options,
+    ):
         documents = [read_spec(path) for path in specs]
         password = read_password(bmc_password_file)
         credentials = same_bmc_credentials(documents, bmc_user, password)
+        monitor = same_monitor_credentials(
+            documents, monitor_user, read_password(monitor_password_file)
+        )
         try:
-            job = start_provisioning(documents, credentials)
+            job = start_provisioning(documents, credentials, monitor_credentials=monitor)
         except SpecError as error:
             raise CommandError(f"nothing saved:\n{error}") from None
         self.stdout.write(str(job.pk))
