@@ -3,7 +3,8 @@ read by the sensors' array collector, its OSSs' files read by the sensors' Lustr
 one round each, written to the real test InfluxDB. `inject array-slow` on one volume group
 makes the target page and the analytics report name that OST slow at the array (its OSS not
 busy); a failed drive's MEL events show on the array's page and the page of the target on its
-group. (The collector as the management server runs it is the provisioning's part.)"""
+group, and in the alert mail about the array. (The collector as the management server runs
+it is the provisioning's part; here each collector runs one round in the test.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ import time
 import pytest
 
 from portal import influxdb as influx
+from portal.alerts.choices import ConditionKind, Severity, TransitionKind
+from portal.alerts.models import Delivery, Event, Rule, Transition
+from portal.alerts.services.outbox import deliver_due
 from portal.health.tests.conftest import load_spec
+from portal.inventory.models import StorageArray
 from provisioning.planner import make_plan
 from sensors.collect import Collector
 from sensors.config import SantricityArray, SensorConfig
@@ -95,7 +100,7 @@ def slow_group_and_failed_drive(rack_inventory, metrics_db, tmp_path):
 
 
 def test_the_rack_slow_group_is_slow_at_the_array_and_its_drive_events_show(
-    slow_group_and_failed_drive, client, world
+    slow_group_and_failed_drive, client, world, smtp
 ):
     client.force_login(world["viewer"])
     page = client.get("/health/targets/scratch-OST0003/").content.decode()
@@ -114,3 +119,22 @@ def test_the_rack_slow_group_is_slow_at_the_array_and_its_drive_events_show(
     assert "drive tray 0, drawer" in events
     degraded = client.get("/health/targets/scratch-OST0005/").content.decode()
     assert "Drive failed" in degraded.split('id="array-events"')[1]
+
+    # The alert mail about the array lists them too.
+    rule = Rule.objects.create(
+        name="Array not optimal", severity=Severity.WARNING, condition=ConditionKind.HEALTH
+    )
+    event = Event.objects.create(
+        rule=rule,
+        severity=rule.severity,
+        fingerprint=f"array:{ARRAY}",
+        object_label=ARRAY,
+        object_key=f"storagearray:{StorageArray.objects.get(name=ARRAY).pk}",
+        summary=f"{ARRAY}: volume group {ARRAY}-vg05 is degraded",
+    )
+    transition = Transition.objects.create(event=event, kind=TransitionKind.FIRING)
+    Delivery.objects.create(transition=transition, address="ops@example.org")
+    assert len(deliver_due().sent) == 1
+    mail = smtp.mailbox.messages[-1].get_body(preferencelist=("plain",)).get_content()
+    assert "Recent array events" in mail
+    assert f"critical  {ARRAY} drive tray 0, drawer" in mail and "Drive failed" in mail
