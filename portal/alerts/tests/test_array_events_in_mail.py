@@ -122,7 +122,7 @@ def test_an_incident_mail_lists_the_events_of_its_members_at_most_five(smtp, dri
             at=now - 30 + n,
             priority="informational",
             event_type="0x0001",
-            description=f"Array note {n}",
+            description=f"Array's note {n}",
         )
     array = StorageArray.objects.get(name="ssu01-a")
     event = alert(f"storagearray:{array.pk}", "ssu01-a")
@@ -150,9 +150,9 @@ def test_an_incident_mail_lists_the_events_of_its_members_at_most_five(smtp, dri
     after = text.split("newest first):")[1].strip().splitlines()
     listed = after[: after.index("")]
     assert len(listed) == 5
-    assert "Array note 5" in listed[0] and "array ssu01-a: Array note 1" in listed[4]
+    assert "Array's note 5" in listed[0] and "array ssu01-a: Array's note 1" in listed[4]
     html = smtp.mailbox.messages[-1].get_body(preferencelist=("html",)).get_content()
-    assert "<h3>Recent array events</h3>" in html and "Array note 5" in html
+    assert "<h3>Recent array events</h3>" in html and "Array&#x27;s note 5" in html
 
 
 def test_a_mail_about_a_server_has_no_array_events_and_influxdb_never_holds_a_mail(
