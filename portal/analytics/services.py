@@ -22,7 +22,9 @@ from portal.analytics import choices, maths
 from portal.analytics.models import AnalyticsSettings
 from portal.analytics.report import build_report
 from portal.health.models import HealthSettings
+from portal.health.rules import slowness
 from portal.health.services.charts import sources_for
+from portal.health.services.slowness import diagnose_targets
 from portal.inventory.choices import TargetKind
 from portal.inventory.models import Filesystem, Server, Target
 from portal.web.query_numbers import BadParameter, time_in_range
@@ -197,6 +199,7 @@ def report(window: Window, filesystem: Filesystem | None) -> dict:
         heatmap_ost_rows=choices.HEATMAP_OST_ROWS,
         min_step=source.step if source else 1.0,
     )
+    body["slow_at_array"] = slow_at_array(window, source, osts)
     body["request"] = {
         "since": window.since,
         "until": window.until,
@@ -209,6 +212,22 @@ def report(window: Window, filesystem: Filesystem | None) -> dict:
         "seconds": round(time.perf_counter() - started, 3),
     }
     return body
+
+
+def slow_at_array(window: Window, source: Source | None, osts) -> list[dict]:
+    """The OSTs slow at the array in the window (their volume answers slowly at the array,
+    their OSS is not the cause), slowest first: what the load page names instead of an
+    overloaded OSS."""
+    if source is None:
+        return []
+    found = diagnose_targets(
+        list(osts.select_related("volume_group__array", "primary_server", "failover_server")),
+        window.since,
+        window.until,
+        Source(source.policy, source.step),
+    )
+    slow = [d.as_dict() for d in found.values() if d.verdict == slowness.SLOW_AT_ARRAY]
+    return sorted(slow, key=lambda d: -(d["array_ms"] or 0))
 
 
 def ssu_of_servers() -> dict[str, str]:

@@ -95,18 +95,24 @@ def _load(report: dict) -> dict:
         {**row, "url": server_url(row["server"]), "overloaded": row["server"] in overloaded}
         for row in report["oss"]
     ]
+    slow = [{**entry, "url": target_url(entry["target"])} for entry in report["slow_at_array"]]
+    slow_labels = {entry["target"] for entry in slow}
     detail = [
         {
             **entry,
             "url": server_url(entry["server"]),
             "since_time": _time(entry["since"]),
-            "osts": [{**o, "url": target_url(o["target"])} for o in entry["osts"]],
+            "osts": [
+                {**o, "url": target_url(o["target"]), "slow_at_array": o["target"] in slow_labels}
+                for o in entry["osts"]
+            ],
         }
         for entry in report["overloaded_detail"]
     ]
     return {
         "rows": rows,
         "detail": detail,
+        "slow_at_array": slow,
         "oss_map": _heatmap(report["heatmap"]["oss"], server_url),
         "ost_map": _heatmap(report["heatmap"]["ost"], target_url),
         "share_chart": _share_chart(rows),

@@ -24,6 +24,7 @@ from portal.console.services import (
     drives,
     params,
 )
+from portal.health.services import array_events
 from portal.inventory.models import Drive, Filesystem, StorageArray
 
 
@@ -112,6 +113,8 @@ def array_detail(request, name: str):
             "groups": array.volume_groups.prefetch_related("targets"),
             "replacements": replacements,
             "can_act": has_role(request.user, Role.OPERATOR),
+            "array_events": array_events.recent_events(array_events.subject_of(array)),
+            "array_events_about": f"array {array.name}",
         },
     )
 
@@ -153,6 +156,10 @@ def drive_replace(request, name: str, address: str):
         "proposal": proposal,
         "offers": drives.offers(drive, replacement) if operator else {},
     }
+    if not request.headers.get("HX-Request"):  # the page, not its 2-second refresh
+        subject = array_events.subject_of(drive)
+        context["array_events"] = array_events.recent_events(subject)
+        context["array_events_about"] = subject.label if subject else ""
     if request.headers.get("HX-Request"):
         return render(request, "console/_replacement.html", context)
     return render(request, "console/drive.html", context, status=400 if error else 200)

@@ -21,7 +21,7 @@ from django.views.decorators.http import condition, require_http_methods, requir
 from portal import influxdb as influx
 from portal.health.choices import CHART_RANGES, NodeKind
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
-from portal.health.services import changes, charts, check_all
+from portal.health.services import array_events, changes, charts, check_all, slowness
 from portal.health.services.evaluation import (
     cache_tag,
     cached_trees,
@@ -295,6 +295,7 @@ def target_detail(request, label: str):
     if target is None:
         raise Http404(f"no target {label}")
     ssu = SSU.objects.filter(pair=target.primary_server.pair_id).first()
+    subject = array_events.subject_of(target)
     return render(
         request,
         "health/target_detail.html",
@@ -305,6 +306,10 @@ def target_detail(request, label: str):
             "history": _history(target),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
+            "slowness": slowness.diagnose_target(target),
+            "slowness_minutes": slowness.PAGE_WINDOW_SECONDS // 60,
+            "array_events": array_events.recent_events(subject),
+            "array_events_about": subject.label if subject else "",
         },
     )
 

@@ -21,9 +21,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from portal import influxdb as influx
 from portal.alerts import mail
 from portal.alerts.choices import DeliveryStatus, GroupMailKind, Severity
-from portal.alerts.models import Delivery, GroupMail
+from portal.alerts.models import Delivery, Event, GroupMail
+from portal.health.services import array_events
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +146,7 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
         "portal_url": settings.OSTARA_PORTAL_URL,
         "event_link": settings.OSTARA_PORTAL_URL.rstrip("/")
         + reverse("alerts:event", args=[event.pk]),
+        **_array_events([event.object_key], transition.at),
     }
     subject = (
         f"[Ostara {event.get_severity_display().upper()}] {transition.get_kind_display()}: "
@@ -152,6 +155,28 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
     text = render_to_string("alerts/mail/transition.txt", context)
     html = render_to_string("alerts/mail/transition.html", context)
     return subject, text, html
+
+
+def _array_events(object_keys: list[str], at: datetime) -> dict:
+    """The arrays' recent events about the mail's objects (a target: its volume group and its
+    drives; an array: all its parts) or their arrays, in the minutes before the mail: the newest
+    few. A mail never waits for InfluxDB: when it does not answer, the mail says so."""
+    subjects = [
+        subject
+        for subject in (array_events.subject_of_key(key) for key in dict.fromkeys(object_keys))
+        if subject is not None
+    ]
+    minutes = array_events.MAIL_SECONDS // 60
+    if not subjects:
+        return {"array_events": [], "array_events_minutes": minutes}
+    until = at.timestamp()
+    try:
+        found = array_events.events_about(
+            subjects, until - array_events.MAIL_SECONDS, until, limit=array_events.MAIL_LIMIT
+        )
+    except influx.InfluxError:
+        found = None
+    return {"array_events": found, "array_events_minutes": minutes}
 
 
 # --- an incident group's mail ------------------------------------------------------------------
@@ -180,6 +205,14 @@ def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
         "muted": sum(1 for member in members if member["muted"]),
         "incident_link": portal + incident_path(group_mail),
         "portal_url": settings.OSTARA_PORTAL_URL,
+        **_array_events(
+            list(
+                Event.objects.filter(pk__in=[m["event"] for m in members if m.get("event")])
+                .order_by("pk")
+                .values_list("object_key", flat=True)
+            ),
+            group_mail.at,
+        ),
     }
     subject = (
         f"[Ostara {Severity(group.severity).label.upper()}] {group.label}: "

@@ -30,6 +30,11 @@ class ReportSerializer(serializers.Serializer):
     imbalance = serializers.DictField(help_text="max_over_mean and cov (population sd / mean)")
     overloaded = serializers.ListField(child=serializers.CharField())
     overloaded_detail = serializers.ListField(child=serializers.DictField())
+    slow_at_array = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="OSTs whose volume answers slowly at the array (target, server, volume, "
+        "volume_group, array, array_ms, others_ms, service_ms, cpu_percent, text)",
+    )
     ost_fill = serializers.DictField(help_text="spread_points, flagged, osts, furthest")
     striping = serializers.ListField(
         child=serializers.DictField(), help_text="jobid, osts, bytes, stripe_count, advice"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from portal.health.tests.conftest import metrics_db, virtual_rack  # noqa: F401
+from portal.health.tests.conftest import metrics_db, rack_inventory, virtual_rack  # noqa: F401
 
 
 def rounded(value, digits: int = 6, leave_out: tuple[str, ...] = ()):

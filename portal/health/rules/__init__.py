@@ -20,7 +20,8 @@ children, with two exceptions that follow from high availability: a target serve
 partner is orange, not red, and so is a pair in which one server is down while the other serves.
 
 The rules are split by object kind: ``facts`` (what they read), ``nodes`` (the coloured tree
-they write), ``servers``, ``arrays``, ``targets`` and ``filesystem`` (the whole, ``evaluate``).
+they write), ``servers``, ``arrays``, ``targets`` and ``filesystem`` (the whole, ``evaluate``);
+``slowness`` tells an OST slow at the array from a busy OSS (the target page, the analytics).
 """
 
 from __future__ import annotations

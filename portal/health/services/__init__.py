@@ -6,7 +6,9 @@
   the rack;
 - ``evaluation``: the rules run on the facts, the cached colours and their history;
 - ``charts``: the time series and distributions behind the dashboard's charts;
-- ``retention``: deleting the history older than the retention setting.
+- ``retention``: deleting the history older than the retention setting;
+- ``slowness``: is an OST slow at the array or is its OSS busy (``rules.slowness`` judges);
+- ``array_events``: the arrays' Major Event Log entries about an object since a moment.
 """
 
 from __future__ import annotations

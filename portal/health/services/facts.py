@@ -323,7 +323,7 @@ def _server_facts(
         if total and available is not None:
             server.memory_available_percent = quantities.percent(available, total)
         if len(rounds) >= 2:
-            server.cpu_idle_percent = _cpu_idle(rounds[1], rounds[0])
+            server.cpu_idle_percent = cpu_idle_percent(rounds[1], rounds[0])
             server.sensor_interval = (rounds[0]["time"] - rounds[1]["time"]) / 1000 or None
     server.bmc_last_seen = metrics.bmc_seen.get(hostname)
     server.bmc_interval = metrics.interval(hostname, schema.BMC.name)
@@ -397,7 +397,7 @@ def _answer(metrics: Metrics, measurement: str, host: str, silence_seconds: floa
     return poll
 
 
-def _cpu_idle(older: dict, newer: dict) -> float | None:
+def cpu_idle_percent(older: dict, newer: dict) -> float | None:
     deltas = [
         (newer.get(name) or 0) - (older.get(name) or 0)
         for name in schema.CPU_FIELDS
