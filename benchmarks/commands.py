@@ -30,8 +30,6 @@ from pathlib import Path
 
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
-from provisioning.ha.cluster import pdu_status_commands
-from provisioning.ha.plan import read_plan
 from provisioning.planner import make_plan
 from sensors.collect import Collector
 from sensors.config import SensorConfig
@@ -54,39 +52,16 @@ def _tree_cpu(dispatcher: subprocess.Popen | None) -> float:
 
 
 def sensor_configs(root: Path, plans: list[dict]) -> list[SensorConfig]:
-    """Each server's sensor as the rack tests configure it (portal/health/tests)."""
-    configs = []
-    for plan in plans:
-        arrays = tuple(array["name"] for array in plan["arrays"])
-        pdu_status = pdu_status_commands(read_plan(plan))
-        for server in plan["servers"]:
-            host = server["hostname"]
-            bin_dir = root / "hosts" / host / "bin"
-            partner = next(s for s in plan["servers"] if s["hostname"] != host)
-            configs.append(
-                SensorConfig(
-                    server=host,
-                    root=str(root / "hosts" / host),
-                    role=plan["role"],
-                    tags={"ssu": plan["ssu"], "pair": plan["ssu"]},
-                    timeout=30.0,
-                    bmc_command=f"{bin_dir / 'ipmitool'} sensor",
-                    bmc_timeout=30.0,
-                    array_smcli=str(bin_dir / "SMcli"),
-                    array_names=arrays,
-                    cluster_command=f"{bin_dir / 'corosync-cfgtool'} -s",
-                    multipath_command=f"{bin_dir / 'multipath'} -ll",
-                    lnetctl_command=str(bin_dir / "lnetctl"),
-                    lnet_peers=tuple(partner.get("nids", [])),
-                    partner_host=partner["hostname"],
-                    partner_bmc_command=(
-                        f"{bin_dir / 'ipmitool'} -I lanplus -C 3 -H {partner['bmc']} "
-                        f"-U ostara-fence -f /etc/ostara/fence/bmc-{partner['hostname']} "
-                        "chassis power status"
-                    ),
-                    partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
-                )
-            )
+    """Each server's sensor as the rack tests configure it (portal/health/tests), reading its
+    pair's arrays through SMcli as a server's sensor did before the REST collector."""
+    from portal.health.tests.virtual_rack import server_sensor_configs
+
+    configs = server_sensor_configs(root, plans, timeout=30.0, bmc_timeout=30.0)
+    for config, (plan, _server) in zip(
+        configs, [(p, s) for p in plans for s in p["servers"]], strict=True
+    ):
+        config.array_smcli = str(Path(config.root) / "bin" / "SMcli")
+        config.array_names = tuple(array["name"] for array in plan["arrays"])
     return configs
 
 

@@ -13,8 +13,8 @@ from portal import influxdb as influx
 from portal.alerts.choices import ConditionKind, GroupMailKind, Severity, TransitionKind
 from portal.alerts.models import Delivery, Event, GroupMail, IncidentGroup, Rule, Transition
 from portal.alerts.services.outbox import deliver_due
-from portal.health.tests.array_metrics import write_event
-from portal.inventory.models import Drive, Server, StorageArray, Target
+from portal.health.tests.array_metrics import failed_drive_events, write_event
+from portal.inventory.models import Server, StorageArray, Target
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -45,42 +45,15 @@ def mailed(smtp, event: Event) -> str:
 def drive_failed(rack_inventory, metrics_db):
     """A drive of ssu01-a-vg03 failed 2 minutes ago, its group degraded; older and other
     arrays' events around them."""
-    drive = Drive.objects.select_related("enclosure").filter(volume_group__name="ssu01-a-vg03")[0]
-    where = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
-    now = time.time()
-    write_event(
-        array="ssu01-a",
-        component="drive",
-        ident=where,
-        sequence=41,
-        at=now - 120,
-        description="Drive failed",
-    )
-    write_event(
-        array="ssu01-a",
-        component="volume_group",
-        ident="ssu01-a-vg03",
-        sequence=42,
-        at=now - 119,
-        event_type="0x2280",
-        description="Volume group ssu01-a-vg03 degraded",
-    )
+    drive, _address = failed_drive_events(120)
     write_event(
         array="ssu01-a",
         component="controller",
         ident="A",
         sequence=30,
-        at=now - 3600,
+        at=time.time() - 3600,
         description="Controller A failed an hour ago",
         event_type="0x5005",
-    )
-    write_event(
-        array="ssu01-b",
-        component="drive",
-        ident="0,1,1",
-        sequence=7,
-        at=now - 60,
-        description="Drive failed on the other array",
     )
     return drive
 
@@ -97,16 +70,17 @@ def test_the_mail_about_an_array_lists_its_recent_events(smtp, drive_failed):
     )
     assert (
         f"critical  ssu01-a drive tray {d.enclosure.position}, drawer {d.drawer}, slot {d.slot}: "
-        "Drive failed (0x226C)" in lines[1]
+        f"Drive failed: tray {d.enclosure.position}, drawer {d.drawer}, slot {d.slot} (0x226C)"
+        in lines[1]
     )
-    assert "an hour ago" not in text and "other array" not in text
+    assert "an hour ago" not in text and "ssu01-b" not in text
 
 
 def test_the_mail_about_a_target_lists_its_groups_and_drives_events(smtp, drive_failed):
     target = Target.objects.get(label="scratch-OST0003")
     text = mailed(smtp, alert(f"target:{target.pk}", target.label))
     assert "Volume group ssu01-a-vg03 degraded" in text
-    assert "Drive failed (0x226C)" in text
+    assert "(0x226C)" in text and "Drive failed: tray" in text
     neighbour = Target.objects.get(label="scratch-OST0001")
     assert "Recent array events" not in mailed(smtp, alert(f"target:{neighbour.pk}", "OST0001"))
 

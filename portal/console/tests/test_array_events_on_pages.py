@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from portal.health.tests.array_metrics import write_event
-from portal.inventory.models import Drive
+from portal.health.tests.array_metrics import failed_drive_events, write_event
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -18,44 +17,16 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db]
 def events(rack_inventory, metrics_db):
     """A drive of ssu01-a-vg03 failed 5 minutes ago, its group degraded; a drive of
     ssu01-b failed too; controller B of ssu01-a came back."""
-    drive = Drive.objects.select_related("enclosure").filter(volume_group__name="ssu01-a-vg03")[0]
-    address = f"{drive.enclosure.position},{drive.drawer},{drive.slot}"
-    now = time.time()
-    write_event(
-        array="ssu01-a",
-        component="drive",
-        ident=address,
-        sequence=41,
-        at=now - 300,
-        description=f"Drive failed: tray {drive.enclosure.position}, drawer {drive.drawer}, "
-        f"slot {drive.slot}",
-    )
-    write_event(
-        array="ssu01-a",
-        component="volume_group",
-        ident="ssu01-a-vg03",
-        sequence=42,
-        at=now - 299,
-        event_type="0x2280",
-        description="Volume group ssu01-a-vg03 degraded",
-    )
+    drive, address = failed_drive_events(300)
     write_event(
         array="ssu01-a",
         component="controller",
         ident="B",
         sequence=43,
-        at=now - 100,
+        at=time.time() - 100,
         priority="informational",
         event_type="0x5006",
         description="Controller B optimal",
-    )
-    write_event(
-        array="ssu01-b",
-        component="drive",
-        ident="0,1,1",
-        sequence=7,
-        at=now - 200,
-        description="Drive failed: tray 0, drawer 1, slot 1",
     )
     return drive, address
 

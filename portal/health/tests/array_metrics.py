@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from portal import influxdb as influx
-from portal.inventory.models import Target
+from portal.inventory.models import Drive, Target
 from sensors.lineproto import line, series
 
 COLLECTOR = "ostara-mgmt"  # the management server that runs the array collector
@@ -109,3 +109,52 @@ def write_event(
     }
     fields = {"sequence": sequence, "description": description}
     influx.write_lines([line(series("array_event", tags), fields, int(at) * 10**9)], "n")
+
+
+def failed_drive_events(seconds_ago: float) -> tuple[Drive, str]:
+    """The log of a drive of ssu01-a-vg03 failing `seconds_ago`, its group degraded a second
+    later, and a drive of the other array (ssu01-b, 0,1,1) failing since: the drive and its
+    address (tray,drawer,slot)."""
+    drive = Drive.objects.select_related("enclosure").filter(volume_group__name="ssu01-a-vg03")[0]
+    position = drive.enclosure.position
+    address = f"{position},{drive.drawer},{drive.slot}"
+    now = time.time()
+    for array, component, ident, sequence, at, event_type, description in (
+        (
+            "ssu01-a",
+            "drive",
+            address,
+            41,
+            now - seconds_ago,
+            "0x226C",
+            f"Drive failed: tray {position}, drawer {drive.drawer}, slot {drive.slot}",
+        ),
+        (
+            "ssu01-a",
+            "volume_group",
+            "ssu01-a-vg03",
+            42,
+            now - seconds_ago + 1,
+            "0x2280",
+            "Volume group ssu01-a-vg03 degraded",
+        ),
+        (
+            "ssu01-b",
+            "drive",
+            "0,1,1",
+            7,
+            now - 60,
+            "0x226C",
+            "Drive failed: tray 0, drawer 1, slot 1",
+        ),
+    ):
+        write_event(
+            array=array,
+            component=component,
+            ident=ident,
+            sequence=sequence,
+            at=at,
+            event_type=event_type,
+            description=description,
+        )
+    return drive, address

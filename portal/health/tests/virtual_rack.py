@@ -49,6 +49,41 @@ def host_env(root: Path, host: str | None) -> dict:
     return dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
 
 
+def server_sensor_configs(root: Path, plans: list[dict], **common) -> list[SensorConfig]:
+    """Each server's sensor on the virtual rack at `root`, as sensor.yml configures it on a
+    provisioned server (its own tree and commands, its partner's BMC and PDU outlet); the
+    arrays are left to the management server's collector. `common`: the other settings."""
+    configs = []
+    for plan in plans:
+        pdu_status = pdu_status_commands(read_plan(plan))
+        for server in plan["servers"]:
+            host = server["hostname"]
+            bin_dir = root / "hosts" / host / "bin"
+            partner = next(s for s in plan["servers"] if s["hostname"] != host)
+            configs.append(
+                SensorConfig(
+                    server=host,
+                    root=str(root / "hosts" / host),
+                    role=plan["role"],
+                    tags={"ssu": plan["ssu"], "pair": plan["ssu"]},
+                    bmc_command=f"{bin_dir / 'ipmitool'} sensor",
+                    cluster_command=f"{bin_dir / 'corosync-cfgtool'} -s",
+                    multipath_command=f"{bin_dir / 'multipath'} -ll",
+                    lnetctl_command=str(bin_dir / "lnetctl"),
+                    lnet_peers=tuple(partner.get("nids", [])),
+                    partner_host=partner["hostname"],
+                    partner_bmc_command=(
+                        f"{bin_dir / 'ipmitool'} -I lanplus -C 3 -H {partner['bmc']} "
+                        f"-U ostara-fence -f /etc/ostara/fence/bmc-{partner['hostname']} "
+                        "chassis power status"
+                    ),
+                    partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
+                    **common,
+                )
+            )
+    return configs
+
+
 class VirtualServerAgent(Agent):
     """The sensor agent of one virtual server; sends nothing while its server is down."""
 
@@ -137,38 +172,18 @@ class VirtualRack:
         self.arrays_api = ArraysApi(self.root)
         self.arrays_api.start()
         self._start_agent(self.array_collector(influxdb_url, database, spool, intervals), None)
-        for plan in self.plans:
-            pdu_status = pdu_status_commands(read_plan(plan))
-            for server in plan["servers"]:
-                host = server["hostname"]
-                bin_dir = self.root / "hosts" / host / "bin"
-                partner = next(s for s in plan["servers"] if s["hostname"] != host)
-                config = SensorConfig(
-                    server=host,
-                    root=str(self.root / "hosts" / host),
-                    interval=self.interval,
-                    role=plan["role"],
-                    tags={"ssu": plan["ssu"], "pair": plan["ssu"]},
-                    influxdb_url=influxdb_url,
-                    database=database,
-                    timeout=5.0,
-                    spool_dir=str(spool / host),
-                    bmc_command=f"{self.root / 'hosts' / host / 'bin' / 'ipmitool'} sensor",
-                    bmc_timeout=10.0,
-                    cluster_command=f"{bin_dir / 'corosync-cfgtool'} -s",
-                    multipath_command=f"{bin_dir / 'multipath'} -ll",
-                    lnetctl_command=str(bin_dir / "lnetctl"),
-                    lnet_peers=tuple(partner.get("nids", [])),
-                    partner_host=partner["hostname"],
-                    partner_bmc_command=(
-                        f"{bin_dir / 'ipmitool'} -I lanplus -C 3 -H {partner['bmc']} "
-                        f"-U ostara-fence -f /etc/ostara/fence/bmc-{partner['hostname']} "
-                        "chassis power status"
-                    ),
-                    partner_pdu_command=f"{bin_dir}/{pdu_status[partner['hostname']]}",
-                    intervals=intervals,
-                )
-                self._start_agent(config, host)
+        for config in server_sensor_configs(
+            self.root,
+            self.plans,
+            interval=self.interval,
+            influxdb_url=influxdb_url,
+            database=database,
+            timeout=5.0,
+            bmc_timeout=10.0,
+            intervals=intervals,
+        ):
+            config.spool_dir = str(spool / config.server)
+            self._start_agent(config, config.server)
 
     def array_collector(
         self, influxdb_url: str, database: str, spool: Path, intervals: dict
