@@ -39,15 +39,21 @@ from provisioning.ha.plan import HAConfigError, read_plan
 from provisioning.planner import MODELS, SpecError, make_plan
 
 
+def _same_credentials(documents: list, items: str, name: str, account: tuple) -> dict:
+    """One account for every item (`servers` by `hostname`, `arrays` by `name`) that the
+    commands' spec files name; what is not a spec's shape is left to the planner to refuse."""
+    return {
+        item.get(name): account
+        for document in documents
+        if isinstance(document, dict) and isinstance(document.get(items), list)
+        for item in document[items]
+        if isinstance(item, dict)
+    }
+
+
 def same_bmc_credentials(documents: list, user: str, password: str) -> dict:
     """The commands' one BMC user and password for every server their spec files name."""
-    return {
-        server.get("hostname"): (user, password)
-        for document in documents
-        if isinstance(document, dict) and isinstance(document.get("servers"), list)
-        for server in document["servers"]
-        if isinstance(server, dict)
-    }
+    return _same_credentials(documents, "servers", "hostname", (user, password))
 
 
 def plan_for_inventory(spec: dict) -> dict:
@@ -138,13 +144,7 @@ class _Preview(Exception):
 
 def same_monitor_credentials(documents: list, user: str, password: str) -> dict:
     """The commands' one monitor account for every array their spec files name."""
-    return {
-        array.get("name"): (user, password)
-        for document in documents
-        if isinstance(document, dict) and isinstance(document.get("arrays"), list)
-        for array in document["arrays"]
-        if isinstance(array, dict)
-    }
+    return _same_credentials(documents, "arrays", "name", (user, password))
 
 
 def save_plans(
