@@ -111,6 +111,15 @@ def fact_statements(
             "component = 'controller'",
             flat=True,
         ),
+        # Whether each controller answered the array collector on its management address (the
+        # REST API; a controller not asked this round, A having answered, has older points).
+        "array_management": FactStatement(
+            "answered",
+            "array_management",
+            window("array", short),
+            ("array", "controller"),
+            flat=True,
+        ),
         # With the array's long-running operation on the group (a reconstruction, its percent).
         "group_faults": FactStatement(
             "state, ok, operation, progress",

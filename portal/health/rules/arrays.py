@@ -56,6 +56,10 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
         redundancy.append(sentence)
     elif failed:
         node.raise_to(RED, "no RAID controller is working: every volume is offline")
+    management_sentence = unanswered_sentence(array)
+    if management_sentence:
+        node.raise_to(ORANGE, management_sentence)
+        redundancy.append(management_sentence)
     drawers = failed_drawers(array)
     for drawer, drives in drawers.items():
         # The groups it degraded; a group it failed says so itself, in red.
@@ -234,3 +238,21 @@ def _rebuild_words(group: VolumeGroupFacts) -> str:
         # A new drive in the slot and nothing writes onto it yet.
         return f"{onto} replaced, waiting for its reconstruction"
     return ""
+
+
+def unanswered_sentence(array: ArrayFacts) -> str:
+    """A working controller that did not answer the array collector on its management address:
+    the array is watched through its partner alone (a failed controller says so itself)."""
+    silent = sorted(c for c in array.unanswered if array.controllers.get(c, "optimal") == "optimal")
+    if not silent:
+        return ""
+    if array.answered:
+        return (
+            f"controller {', '.join(silent)} does not answer on its management address: the "
+            f"array is watched through controller {', '.join(array.answered)} alone (check "
+            "the controller's management port and its network)"
+        )
+    return (
+        f"controller {', '.join(silent)} does not answer on its management address: nothing "
+        "watches the array (check the controllers' management ports and their network)"
+    )

@@ -200,6 +200,10 @@ class ArrayFacts:
     last_seen: float | None = None
     interval: float | None = None  # seconds between its reports, as its collector runs
     controllers: dict[str, str] = field(default_factory=dict)  # "A" -> "optimal"
+    # Controllers that did not answer on their management address the last time the array
+    # collector asked them (its REST API), and those that did.
+    unanswered: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
     # Drives that are lost but belong to no volume group (hot spares).
     lost_spares: list[DriveFacts] = field(default_factory=list)
     volume_groups: list[VolumeGroupFacts] = field(default_factory=list)

@@ -127,6 +127,8 @@ class Metrics:
     target_round: dict[str, float] = field(default_factory=dict)  # server -> newest target time
     arrays: dict[str, dict[tuple[str, str], dict]] = field(default_factory=dict)
     array_seen: dict[str, float] = field(default_factory=dict)
+    # array -> controller -> its newest `array_management` point (the REST collector's).
+    management: dict[str, dict[str, dict]] = field(default_factory=dict)
     # The redundant paths (sensors.redundancy), newest report of each server.
     cluster: dict[str, dict] = field(default_factory=dict)
     lnet_state: dict[str, dict] = field(default_factory=dict)
@@ -250,6 +252,11 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
             rounds[array] = point["time"]
             metrics.array_reporter[array] = point.get("server", "")
         metrics.array_seen[array] = rounds[array] / 1000
+    for point in answers.get("array_management", ()):
+        controllers = metrics.management.setdefault(point.get("array", ""), {})
+        newest = controllers.get(point.get("controller", ""))
+        if newest is None or point["time"] > newest["time"]:
+            controllers[point.get("controller", "")] = point
     faults = answers["group_faults"]
     degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
     if degraded:

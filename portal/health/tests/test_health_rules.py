@@ -291,6 +291,26 @@ def test_a_failed_raid_controller_makes_the_array_orange_and_both_failed_make_it
     assert nodes(rack)[("array", "ssu01-a")].status == RED
 
 
+def test_a_controller_silent_on_its_management_address_is_named_and_a_failed_one_is_not():
+    rack = make_rack()
+    array = unit(rack).arrays[0]
+    array.unanswered, array.answered = ["A"], ["B"]
+    found = nodes(rack)[("array", "ssu01-a")]
+    assert found.status == ORANGE
+    assert found.reasons == [
+        "controller A does not answer on its management address: the array is watched through "
+        "controller B alone (check the controller's management port and its network)"
+    ]
+    # A controller the array itself reports failed is said once, as failed.
+    array.controllers["A"] = "failed"
+    assert nodes(rack)[("array", "ssu01-a")].reasons == [
+        "controller A has failed: controller B serves every volume"
+    ]
+    array.controllers["A"] = "optimal"
+    array.unanswered, array.answered = [], ["A", "B"]
+    assert nodes(rack)[("array", "ssu01-a")].status == GREEN
+
+
 @pytest.mark.parametrize(
     ("fill", "status"), [(79.9, GREEN), (80.0, ORANGE), (94.9, ORANGE), (95.0, RED)]
 )
