@@ -273,6 +273,10 @@ INJECT_ROWS = {
         "--array A --controller A|B",
         "the partner controller serves every volume, slower",
     ),
+    "management-port-down": (
+        "--array A --controller A|B",
+        "the controller's management port (its REST API) does not answer; it serves its volumes",
+    ),
     "array-slow": (
         "--array A --volume-group VG [--latency-ms N]",
         "the array takes N ms more per I/O on that group's volumes (default 40): its OSTs are "

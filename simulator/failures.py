@@ -20,6 +20,8 @@
   degraded, all stay online.
 - controller-failed (--array --controller A|B): the partner controller serves every volume
   (the array is slower).
+- management-port-down (--array --controller A|B): the controller's management port (its REST
+  API) does not answer; the controller itself works and serves its volumes.
 - array-slow (--array --volume-group G, --latency-ms N): the array takes N ms more (40 by
   default) for each I/O to that group's volumes (a drive that retries, a misbehaving
   controller path): the volumes' latency at the array rises, the OSTs on them see the same
@@ -67,6 +69,7 @@ KINDS = {
     "drive-failed",
     "drawer-failed",
     "controller-failed",
+    "management-port-down",
     "array-slow",
     "hot-cpu",
     "hot-inlet",
@@ -195,6 +198,16 @@ def inject(
             target_array["controllers"][controller] = "failed"
             failure.update(
                 controller=controller, where=f"{target_array['name']} controller {controller}"
+            )
+        elif kind == "management-port-down":
+            if controller not in ("A", "B"):
+                raise RackError("management-port-down needs --controller A or B")
+            down = target_array.setdefault("ports_down", [])
+            if controller not in down:
+                down.append(controller)
+            failure.update(
+                controller=controller,
+                where=f"{target_array['name']} controller {controller}'s management port",
             )
         elif kind == "array-slow":
             group = target_array["volume_groups"].get(volume_group or "")
@@ -396,6 +409,10 @@ def clear(rack, failure_id: str | None) -> list[dict]:
             pairs.add(array["pair"])
             if kind == "controller-failed":
                 array["controllers"][failure["controller"]] = "optimal"
+            elif kind == "management-port-down":
+                down = array.get("ports_down", [])
+                if failure["controller"] in down:
+                    down.remove(failure["controller"])
             elif kind == "array-slow":
                 group = array["volume_groups"].get(failure["volume_group"]) or {}
                 left = group.get("slow_ms", 0.0) - failure["latency_ms"]

@@ -250,9 +250,11 @@ class ArraysApi:
         for name, array in state["arrays"].items():
             for controller, status in array["controllers"].items():
                 key = (name, controller)
-                if status == "optimal" and key not in self._listeners:
+                # A failed controller, or one whose management port is down, does not answer.
+                answers = status == "optimal" and controller not in array.get("ports_down", [])
+                if answers and key not in self._listeners:
                     self._open(array, controller)
-                elif status != "optimal" and key in self._listeners:
+                elif not answers and key in self._listeners:
                     self._close(key)
         for key in [k for k in self._listeners if k[0] not in state["arrays"]]:
             self._close(key)

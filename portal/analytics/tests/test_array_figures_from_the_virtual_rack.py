@@ -18,6 +18,7 @@ from portal import influxdb as influx
 from portal.alerts.choices import ConditionKind, Severity, TransitionKind
 from portal.alerts.models import Delivery, Event, Rule, Transition
 from portal.alerts.services.outbox import deliver_due
+from portal.health.services.evaluation import evaluate
 from portal.health.tests.conftest import load_spec
 from portal.inventory.models import StorageArray
 from provisioning.planner import make_plan
@@ -52,15 +53,21 @@ def array_collector(root, spool) -> SantricityCollector:
     )
 
 
-@pytest.fixture
-def slow_group_and_failed_drive(rack_inventory, metrics_db, tmp_path):
-    """The rack of rack_inventory under a workload; ssu01-a-vg03 slow at the array and a drive
-    of ssu01-a-vg05 failed; 40 s of sensor rounds written."""
-    root = tmp_path / "rack"
+def built_rack(root):
+    """The MDS pair and the reference SSU of rack_inventory, built on the virtual rack."""
     with Rack.open(root, create=True) as rack:
         provision.build(rack, make_plan(copy.deepcopy(load_spec("mds_pair"))))
         provision.build(rack, make_plan(copy.deepcopy(load_spec("reference_ssu"))))
         rack.install_commands()
+    return root
+
+
+@pytest.fixture
+def slow_group_and_failed_drive(rack_inventory, metrics_db, tmp_path):
+    """The rack of rack_inventory under a workload; ssu01-a-vg03 slow at the array and a drive
+    of ssu01-a-vg05 failed; 40 s of sensor rounds written."""
+    root = built_rack(tmp_path / "rack")
+    with Rack.open(root) as rack:
         scenarios.add_job(rack.state, stripe_count=-1, size=2**44, rate=6 * 2**30, fsname="scratch")
         rack.advance(by=10)
         rack.render()
@@ -138,3 +145,27 @@ def test_the_rack_slow_group_is_slow_at_the_array_and_its_drive_events_show(
     mail = smtp.mailbox.messages[-1].get_body(preferencelist=("plain",)).get_content()
     assert "Recent array events" in mail
     assert f"critical  {ARRAY} drive tray 0, drawer" in mail and "Drive failed" in mail
+
+
+def test_a_controller_whose_management_port_is_down_is_named_and_its_partner_answers(
+    rack_inventory, metrics_db, tmp_path
+):
+    root = built_rack(tmp_path / "rack")
+    with Rack.open(root) as rack:
+        failures.inject(rack, "management-port-down", array=ARRAY, controller="A")
+    api = ArraysApi(root)
+    api.start()
+    try:
+        now = int(time.time())
+        rnd = Round((now - 5) * 1000, {"server": "mgmt"})
+        array_collector(root, tmp_path / "spool").collect(rnd)
+    finally:
+        api.stop()
+    influx.write_lines(rnd.lines, precision="ms")
+    (tree,) = evaluate(float(now))
+    array = next(node for node, _ in tree.walk() if (node.kind, node.name) == ("array", ARRAY))
+    assert array.status == "orange"
+    assert array.reasons == [
+        "controller A does not answer on its management address: the array is watched through "
+        "controller B alone (check the controller's management port and its network)"
+    ]
