@@ -138,8 +138,10 @@ start)
         --listen "127.0.0.1:$OSTARA_SMTP_PORT" --maildir "$OSTARA_CAUGHT_MAIL_DIR"
     # A drive's reconstruction in two minutes, not the hours of a real 4 TB drive. The arrays
     # answer their SANtricity REST API (a port per controller) for the appliance's collector.
+    # The servers' commands take a real server's time (SMcli 2.5 s, ipmitool 1 s; no CPU), so
+    # rounds and timeouts run as on real hardware (DEMO_LATENCY=none: at once).
     start_daemon rack "$venv/python" -m simulator serve --rack "$rack" --scenario demo \
-        --rebuild-seconds 120 --arrays-api
+        --rebuild-seconds 120 --arrays-api --latency "${DEMO_LATENCY:-real}"
     virtual_sensors start
     start_daemon worker "$venv/celery" -A workers.celery_app worker --loglevel INFO \
         --concurrency 2 --hostname "ostara-demo@%h"
