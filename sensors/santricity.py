@@ -83,7 +83,12 @@ class CertificateRefused(ControllerSilent):
 
 class Refused(Exception):
     """The array answered but refused us (a wrong monitor password, an unknown path): asking
-    the partner controller would not help."""
+    the partner controller would not help. `reason`: "account" when it was the monitor
+    account."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def fingerprint_of(der: bytes) -> str:
@@ -154,12 +159,18 @@ class Conversation:
                     f"{self.array.name} presents a certificate with SHA-256 fingerprint {seen}, "
                     f"not the pinned {self.array.fingerprint}: refused, no credentials sent"
                 )
+        # Never reconnected behind our back: a new connection is made here, its certificate
+        # checked again before the next request carries the credentials.
+        connection.auto_open = 0
         self._connection = connection
 
     def get(self, path: str, params: dict | None = None) -> Any:
         """The JSON body of one GET; ControllerSilent on timeouts and 5xx."""
         if self._connection is None:
             raise RuntimeError("not connected")
+        if self._connection.sock is None:  # the controller closed it (`Connection: close`)
+            self._connection.close()
+            self.connect(self._left())
         if params:
             path = f"{path}?{urllib.parse.urlencode(params)}"
         connection = self._connection
@@ -179,7 +190,8 @@ class Conversation:
         if response.status in (401, 403):
             raise Refused(
                 f"controller {self.controller} refused the monitor account "
-                f"(HTTP {response.status}): check [santricity] user and password_file"
+                f"(HTTP {response.status}): check [santricity] user and password_file",
+                reason="account",
             )
         if response.status != 200:
             raise Refused(f"controller {self.controller}: GET {path}: HTTP {response.status}")
@@ -283,21 +295,23 @@ class SantricityCollector:
         for index, address in enumerate(array.controllers):
             controller = CONTROLLER_NAMES[index]
             partners_left = len(array.controllers) - index - 1
-            # A controller that hangs on connecting leaves its partner its share of the time.
-            connect_timeout = (deadline - time.monotonic()) / (1 + partners_left)
+            # A controller that hangs (on connecting, or answering) leaves its partner its share
+            # of the time.
             started = time.monotonic()
-            conversation = Conversation(array, controller, address, self.credentials, deadline)
+            own = started + (deadline - started) / (1 + partners_left)
+            conversation = Conversation(array, controller, address, self.credentials, own)
             try:
-                conversation.connect(connect_timeout)
+                conversation.connect(own - started)
                 answers = self.ask(conversation, array)
             except ControllerSilent as error:
                 silences.append(str(error))
-                self._asked(rnd, array, controller, False, started)
-                if isinstance(error, CertificateRefused):
+                refused = "certificate" if isinstance(error, CertificateRefused) else ""
+                self._asked(rnd, array, controller, False, started, refused)
+                if refused:
                     rnd.problem(f"santricity array {array.name}", str(error))
                 continue
             except Refused as error:
-                self._asked(rnd, array, controller, False, started)
+                self._asked(rnd, array, controller, False, started, error.reason)
                 rnd.problem(f"santricity array {array.name}", str(error))
                 return
             finally:
@@ -311,12 +325,24 @@ class SantricityCollector:
         )
 
     @staticmethod
-    def _asked(rnd: Round, array: SantricityArray, controller: str, answered: bool, started: float):
-        rnd.add(
-            "array_management",
-            {schema.ARRAY: array.name, schema.CONTROLLER: controller},
-            {"answered": 1 if answered else 0, "seconds": round(time.monotonic() - started, 3)},
-        )
+    def _asked(
+        rnd: Round,
+        array: SantricityArray,
+        controller: str,
+        answered: bool,
+        started: float,
+        refused: str = "",
+    ) -> None:
+        """One `array_management` point; `refused`: what the controller refused when it did
+        answer (`account`: the monitor account; `certificate`: not the pinned one)."""
+        fields: dict = {
+            "answered": 1 if answered else 0,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        if refused:
+            fields["refused"] = refused
+        tags = {schema.ARRAY: array.name, schema.CONTROLLER: controller}
+        rnd.add(schema.ARRAY_MANAGEMENT.name, tags, fields)
 
     def ask(self, conversation: Conversation, array: SantricityArray) -> Answers:
         """Every document of one round, from one controller."""

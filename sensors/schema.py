@@ -126,7 +126,8 @@ ARRAY_EVENT_FIELDS = ("sequence", "description")
 ARRAY_EVENT_COMPONENTS = ("drive", "volume_group", "controller", "array")
 ARRAY_EVENT_PRIORITIES = ("critical", "informational")
 # Each controller asked for the array's state in a round: did it answer, in how long.
-ARRAY_MANAGEMENT_FIELDS = ("answered", "seconds")
+# `refused` (string): what a controller that answered refused, `account` or `certificate`.
+ARRAY_MANAGEMENT_FIELDS = ("answered", "seconds", "refused")
 CLUSTER_FIELDS = ("running", "rings_total", "rings_faulty", "peers_total", "peers_connected")
 MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")

@@ -114,7 +114,7 @@ def fact_statements(
         # Whether each controller answered the array collector on its management address (the
         # REST API; a controller not asked this round, A having answered, has older points).
         "array_management": FactStatement(
-            "answered",
+            "answered, refused",
             "array_management",
             window("array", short),
             ("array", "controller"),

@@ -12,6 +12,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -75,6 +76,10 @@ class Controller:
         # True: mel-events ignores startSequenceNumber and gives the whole log (as an array
         # whose log was read from its oldest entry would).
         self.whole_log = False
+        # Seconds each answer waits (a controller whose web server hangs after the handshake),
+        # and whether it closes the connection after each answer (`Connection: close`).
+        self.hang = 0.0
+        self.close_each = False
         self.seen: list[tuple[str, dict]] = []  # (path with query, headers) of each request
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(certificate, key)
@@ -129,6 +134,8 @@ def _handler(controller: Controller):
 
         def do_GET(self):  # noqa: N802 (http.server's name)
             controller.seen.append((self.path, dict(self.headers)))
+            if controller.hang:
+                time.sleep(controller.hang)
             url = urllib.parse.urlsplit(self.path)
             if self.headers.get("Authorization") != EXPECTED_AUTHORIZATION:
                 status, body = 401, {"errorMessage": "unauthorized"}
@@ -138,6 +145,9 @@ def _handler(controller: Controller):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if controller.close_each:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(data)
 

@@ -231,6 +231,33 @@ def test_a_hung_controller_a_leaves_b_its_share_of_the_timeout(tmp_path, certifi
     assert points_of(points, "array", component="volume_group")
 
 
+def test_a_controller_hung_after_its_handshake_leaves_b_its_share_of_the_timeout(
+    tmp_path, certificate, controllers
+):
+    a, b = controllers
+    a.hang = 3.0  # answers nothing for longer than the array's whole timeout
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2])
+    started = time.monotonic()
+    rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array], timeout=1.0)))
+    assert rnd.errors == 0 and time.monotonic() - started < 1.5
+    assert one(points, "array_management", controller="A").fields["answered"] == 0
+    assert one(points, "array_management", controller="B").fields["answered"] == 1
+    assert points_of(points, "array", component="volume_group")
+
+
+def test_a_controller_closing_each_connection_is_connected_to_again_and_checked_again(
+    tmp_path, certificate, controllers
+):
+    a, b = controllers
+    a.close_each = True
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2])
+    rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array])))
+    assert rnd.errors == 0
+    assert one(points, "array_management", controller="A").fields["answered"] == 1
+    assert points_of(points, "array", component="volume_group") and b.seen == []
+    assert len(a.seen) > 3  # every document, each on a connection of its own
+
+
 def test_a_wrong_monitor_password_is_said_and_not_tried_on_b(
     tmp_path, certificate, controllers, caplog
 ):
@@ -242,6 +269,8 @@ def test_a_wrong_monitor_password_is_said_and_not_tried_on_b(
     assert rnd.errors == 1
     assert "refused the monitor account (HTTP 401)" in caplog.text and "ssu01-a" in caplog.text
     assert b.seen == [] and points_of(points, "array") == []
+    # The health engine is told what was refused, not that the controller is silent.
+    assert one(points, "array_management", controller="A").fields["refused"] == "account"
 
 
 def test_a_wrong_pinned_fingerprint_is_refused_before_the_password_is_sent(
@@ -256,6 +285,7 @@ def test_a_wrong_pinned_fingerprint_is_refused_before_the_password_is_sent(
     assert "ssu01-a" in caplog.text and wrong in caplog.text and certificate[2] in caplog.text
     assert points_of(points, "array") == []
     assert [p.fields["answered"] for p in points_of(points, "array_management")] == [0, 0]
+    assert {p.fields["refused"] for p in points_of(points, "array_management")} == {"certificate"}
 
 
 def test_a_site_ca_file_verifies_the_controllers(tmp_path, certificate, controllers, caplog):

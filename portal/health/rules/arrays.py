@@ -60,6 +60,8 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
     if management_sentence:
         node.raise_to(ORANGE, management_sentence)
         redundancy.append(management_sentence)
+    for sentence in refused_sentences(array):
+        node.raise_to(ORANGE, sentence)
     drawers = failed_drawers(array)
     for drawer, drives in drawers.items():
         # The groups it degraded; a group it failed says so itself, in red.
@@ -256,3 +258,20 @@ def unanswered_sentence(array: ArrayFacts) -> str:
         f"controller {', '.join(silent)} does not answer on its management address: nothing "
         "watches the array (check the controllers' management ports and their network)"
     )
+
+
+# What the array collector was refused, in what an administrator does about it.
+REFUSALS = {
+    "account": "refused the monitor account: check its user and password (Inventory → Storage "
+    "arrays in the admin)",
+    "certificate": "presents a certificate other than the one pinned at provisioning, so it is "
+    "not asked (if it was replaced on purpose, clear the pin in Inventory → Storage arrays and "
+    "run the sensor step)",
+}
+
+
+def refused_sentences(array: ArrayFacts) -> list[str]:
+    return [
+        f"controller {controller} {REFUSALS.get(reason, f'refused the array collector ({reason})')}"
+        for controller, reason in sorted(array.refused.items())
+    ]

@@ -204,6 +204,9 @@ class ArrayFacts:
     # collector asked them (its REST API), and those that did.
     unanswered: list[str] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
+    # Controller -> what it refused when it did answer: "account" (the monitor account) or
+    # "certificate" (not the one pinned at provisioning).
+    refused: dict[str, str] = field(default_factory=dict)
     # Drives that are lost but belong to no volume group (hot spares).
     lost_spares: list[DriveFacts] = field(default_factory=list)
     volume_groups: list[VolumeGroupFacts] = field(default_factory=list)

@@ -537,7 +537,12 @@ def _array_facts(
             state = str(point.get("state") or "")
             facts.controllers[ident] = "optimal" if point.get("ok", 1) else (state or "failed")
     for controller, point in sorted(metrics.management.get(array.name, {}).items()):
-        (facts.answered if point.get("answered") else facts.unanswered).append(controller)
+        if point.get("refused"):
+            facts.refused[controller] = str(point["refused"])
+        elif point.get("answered"):
+            facts.answered.append(controller)
+        else:
+            facts.unanswered.append(controller)
     facts.volume_groups = [group_facts[pk] for pk in group_pks]
     lost_in_groups = {d.location for g in facts.volume_groups for d in g.lost_drives}
     for array_name, ident, state in lost:

@@ -309,6 +309,16 @@ def test_a_controller_silent_on_its_management_address_is_named_and_a_failed_one
     array.controllers["A"] = "optimal"
     array.unanswered, array.answered = [], ["A", "B"]
     assert nodes(rack)[("array", "ssu01-a")].status == GREEN
+    # A controller that answered but refused is not sent to its network: what it refused.
+    array.refused, array.answered = {"A": "account"}, ["B"]
+    found = nodes(rack)[("array", "ssu01-a")]
+    assert found.status == ORANGE
+    assert found.reasons == [
+        "controller A refused the monitor account: check its user and password (Inventory → "
+        "Storage arrays in the admin)"
+    ]
+    array.refused = {"A": "certificate"}
+    assert "certificate other than the one pinned" in nodes(rack)[("array", "ssu01-a")].reasons[0]
 
 
 @pytest.mark.parametrize(
