@@ -91,6 +91,7 @@ class Agent:
             if len(self.spool):
                 self.sender.replay(time.monotonic() + DRAIN_SECONDS)
         finally:
+            self.collector.close()
             self.sender.writer.close()
             self.spool.close()
         if len(self.spool):

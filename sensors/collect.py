@@ -197,6 +197,13 @@ class Collector:
         self._guard(part, outside.name, outside.run, part)
         return time.perf_counter() - started
 
+    def close(self) -> None:
+        """Let the threads of the outside collectors go (a run still going is not waited for:
+        its command's timeout ends it)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.santricity is not None:
+            self.santricity.close()
+
     @staticmethod
     def _guard(rnd: Round, name: str, function, *args):
         try:

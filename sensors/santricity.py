@@ -266,6 +266,9 @@ class SantricityCollector:
             max_workers=max(1, min(16, len(self.arrays))), thread_name_prefix="santricity"
         )
 
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def due(self, timestamp_ms: int) -> bool:
         return self._asked_at is None or timestamp_ms - self._asked_at >= self.interval_ms
 
