@@ -134,7 +134,6 @@ class SensorConfig:
     santricity_arrays: tuple[SantricityArray, ...] = ()
     santricity_user: str = ""
     santricity_password: str = field(default="", repr=False)
-    santricity_interval: float = 60.0
     # The longest one array's conversation may take, its second controller included.
     santricity_timeout: float = 20.0
 
@@ -254,12 +253,6 @@ def _read_santricity(parser: configparser.ConfigParser, config: SensorConfig) ->
     section = "santricity"
     if not parser.has_section(section):
         return
-    config.santricity_interval = _number(
-        parser, section, "interval", config.santricity_interval, float
-    )
-    config.santricity_timeout = _number(
-        parser, section, "timeout", config.santricity_timeout, float
-    )
     names = [n for n in re.split(r"[\s,]+", parser.get(section, "arrays", fallback="")) if n]
     if not names:
         return

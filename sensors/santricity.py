@@ -258,10 +258,8 @@ class SantricityCollector:
         self.credentials = (config.santricity_user, config.santricity_password)
         self.timeout = timeout or config.santricity_timeout
         self.events = EventLog(config.spool_dir)
-        # Rounds come every [sensor] interval; the arrays are asked every [santricity] interval
-        # (rounds are stamped on aligned ticks, so the comparison is exact).
-        self.interval_ms = int(config.santricity_interval * 1000)
-        self._asked_at: int | None = None
+        # Each call asks every array: the sensor's scheduler calls it every [santricity]
+        # interval (sensors.collect).
         self._pool = ThreadPoolExecutor(
             max_workers=max(1, min(16, len(self.arrays))), thread_name_prefix="santricity"
         )
@@ -269,13 +267,7 @@ class SantricityCollector:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def due(self, timestamp_ms: int) -> bool:
-        return self._asked_at is None or timestamp_ms - self._asked_at >= self.interval_ms
-
     def collect(self, rnd: Round) -> None:
-        if not self.due(rnd.timestamp):
-            return
-        self._asked_at = rnd.timestamp
         parts = []
         for array in self.arrays:
             part = Round(rnd.timestamp, rnd.tags)

@@ -9,6 +9,7 @@ import pytest
 
 from sensors import rounds
 from sensors.arrays import collect_arrays, components_from_smcli
+from sensors.collect import Collector
 from sensors.config import SantricityArray, SensorConfig
 from sensors.rounds import Round
 from sensors.santricity import EVENTS_FILE, SantricityCollector
@@ -413,10 +414,13 @@ def test_the_arrays_are_asked_once_per_santricity_interval_not_every_round(
 ):
     a, _ = controllers
     array = pinned("ssu01-a", [a.address], certificate[2])
-    collector = SantricityCollector(config_for(tmp_path, [array]))  # interval 60 s
+    config = config_for(tmp_path, [array])  # [santricity] interval: 60 s by default
+    config.collectors = ("santricity",)
+    collector = Collector(config)
     asked = []
     for seconds in range(0, 130, 10):  # sensor rounds every 10 s
-        _, points = run_round(collector, TS + seconds * 1000)
+        points = parse_lines(collector.collect(TS + seconds * 1000).lines)
         if points_of(points, "array_management"):
             asked.append(seconds)
+    collector.close()
     assert asked == [0, 60, 120]

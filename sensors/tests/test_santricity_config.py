@@ -42,7 +42,7 @@ def test_the_arrays_their_controllers_and_how_they_are_trusted(tmp_path):
     config = load_config(write(tmp_path, GOOD))
     assert config.santricity_user == "monitor" and config.santricity_password == "s3cret"
     assert "s3cret" not in repr(config)
-    assert (config.santricity_interval, config.santricity_timeout) == (60.0, 15.0)
+    assert (config.interval_of("santricity"), config.timeout_of("santricity")) == (60.0, 15.0)
     assert config.santricity_arrays == (
         SantricityArray(
             "ssu01-a", (("127.0.0.1", 40001), ("127.0.0.1", 40002)), fingerprint=FINGERPRINT
@@ -58,7 +58,7 @@ def test_the_arrays_their_controllers_and_how_they_are_trusted(tmp_path):
 def test_the_defaults(tmp_path):
     config = load_config(write(tmp_path, ""))
     assert config.santricity_arrays == ()
-    assert config.santricity_interval == 60.0
+    assert config.interval_of("santricity") == 60.0
 
 
 @pytest.mark.parametrize(

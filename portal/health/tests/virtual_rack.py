@@ -212,7 +212,6 @@ class VirtualRack:
             santricity_arrays=arrays,
             santricity_user=access.USER,
             santricity_password=access.password(self.root),
-            santricity_interval=self.interval,
             intervals=intervals,
         )
 
