@@ -353,29 +353,35 @@ class SantricityCollector:
             for v in answers.volumes
             if str(v.get("action") or "none") not in IDLE_ACTIONS
         }
+        # The state is in: what follows adds to it, and its failure (an older firmware
+        # without a document, a controller that stalls) is said without losing the state.
         for pool in answers.pools:
             if pool.get("id") in busy:
-                answers.progress[pool["id"]] = get(
-                    f"{SYSTEM}/storage-pools/{pool['id']}/action-progress"
-                )
+                path = f"{SYSTEM}/storage-pools/{pool['id']}/action-progress"
+                answers.progress[pool["id"]] = self._extra(answers, get, path) or []
         for kind in STATISTICS:
-            try:
-                answers.statistics[kind] = get(f"{SYSTEM}/analysed-{kind}-statistics")
-            except Refused as error:  # an older firmware without it: the state still counts
-                answers.problems.append(str(error))
+            found = self._extra(answers, get, f"{SYSTEM}/analysed-{kind}-statistics")
+            if found is not None:
+                answers.statistics[kind] = found
         last = self.events.last(array.name)
-        if last is None:
-            # The log is bounded (8192 entries): read it once, keep only the newest.
-            answers.events = get(
-                f"{SYSTEM}/mel-events", {"startSequenceNumber": 0, "count": MEL_SIZE}
-            )
-            answers.events = answers.events[-FIRST_EVENTS:]
-        else:
-            answers.events = get(
-                f"{SYSTEM}/mel-events",
-                {"startSequenceNumber": last + 1, "count": EVENTS_PER_ROUND},
-            )
+        # The log is bounded (8192 entries): the first time it is read once, the newest kept.
+        start, count = (0, MEL_SIZE) if last is None else (last + 1, EVENTS_PER_ROUND)
+        events = self._extra(
+            answers, get, f"{SYSTEM}/mel-events", {"startSequenceNumber": start, "count": count}
+        )
+        if events is not None:
+            answers.events = events if last is not None else events[-FIRST_EVENTS:]
+            answers.events_read = True
         return answers
+
+    @staticmethod
+    def _extra(answers: Answers, get, path: str, params: dict | None = None):
+        """One document beyond the state; None (and a problem said) when it cannot be had."""
+        try:
+            return get(path, params)
+        except (Refused, ControllerSilent) as error:
+            answers.problems.append(str(error))
+            return None
 
     def write(self, rnd: Round, array: SantricityArray, answers: Answers) -> None:
         for problem in answers.problems:
@@ -383,6 +389,8 @@ class SantricityCollector:
         model = ArrayModel(array.name, answers)
         add_components(rnd, model.components())
         model.add_statistics(rnd)
+        if not answers.events_read:
+            return  # the events are asked for again from the same place next round
         last = self.events.last(array.name)
         newest = model.add_events(rnd, last)
         if newest is None and last is None:

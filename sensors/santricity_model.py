@@ -58,6 +58,7 @@ class Answers:
         self.progress: dict[str, list[dict]] = {}
         self.statistics: dict[str, list[dict]] = {}
         self.events: list[dict] = []
+        self.events_read = False  # False: the event log did not answer this round
         self.problems: list[str] = []
 
 

@@ -94,6 +94,8 @@ class Controller:
     def answer(self, path: str, query: dict) -> tuple[int, object]:
         if self.status != 200:
             return self.status, {"errorMessage": "unavailable"}
+        if path == f"{SYSTEM}/mel-events" and self.events is None:
+            return 500, {"errorMessage": "the event log is not available"}
         if path == f"{SYSTEM}/mel-events":
             start = 0 if self.whole_log else int(query.get("startSequenceNumber", ["0"])[0])
             count = int(query.get("count", ["8192"])[0])

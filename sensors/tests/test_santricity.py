@@ -3,6 +3,7 @@ small HTTPS server on loopback serving the API's bodies (sensors/tests/santricit
 
 from __future__ import annotations
 
+import copy
 import time
 
 import pytest
@@ -20,6 +21,7 @@ from sensors.tests.santricity_api import (
     Controller,
     Silent,
     closed_port,
+    fixture,
     make_certificate,
 )
 
@@ -257,6 +259,27 @@ def test_a_controller_closing_each_connection_is_connected_to_again_and_checked_
     assert one(points, "array_management", controller="A").fields["answered"] == 1
     assert points_of(points, "array", component="volume_group") and b.seen == []
     assert len(a.seen) > 3  # every document, each on a connection of its own
+
+
+def test_an_event_log_or_statistics_that_fail_cost_only_themselves_not_the_state(
+    tmp_path, certificate, controllers, caplog
+):
+    a, b = controllers
+    for path in list(a.routes):
+        if "statistics" in path:
+            del a.routes[path]  # an older firmware: 404
+    a.events = None  # the event log fails (the server answers 500)
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2])
+    collector = SantricityCollector(config_for(tmp_path, [array]))
+    rnd, points = run_round(collector)
+    assert points_of(points, "array", component="volume_group") and b.seen == []
+    assert points_of(points, "array_volume") == [] and points_of(points, "array_event") == []
+    # Each document that failed is a problem of the round (the log says the first of them).
+    assert rnd.errors == 5 and "analysed-volume-statistics: HTTP 404" in caplog.text
+    # The events are asked for again, from the start, once the log answers.
+    a.events = copy.deepcopy(fixture("mel-events"))
+    _, points = run_round(collector)
+    assert points_of(points, "array_event")
 
 
 def test_a_wrong_monitor_password_is_said_and_not_tried_on_b(
