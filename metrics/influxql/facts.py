@@ -86,8 +86,12 @@ def fact_statements(
     polls, outlets = window("bmc_power", short), window("pdu_power", short)
     return {
         "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
-        # Each server's collectors' intervals in effect, from its newest `sensor` point.
-        "intervals": FactStatement(collectors, "sensor", short, server, flat=True),
+        # Each server's collectors' intervals in effect, from its newest `sensor` point (a
+        # collector whose rounds are its long interval, the array collector's, writes one an
+        # interval: the window holds three of the longest).
+        "intervals": FactStatement(
+            collectors, "sensor", int(max(short, 3 * max(intervals.values()))), server, flat=True
+        ),
         "node": FactStatement(node, "node", short, server, flat=True, keep=2),
         "bmc_seen": FactStatement("last(ok)", "bmc", hour, server, aggregate=True),
         "bmc": FactStatement(

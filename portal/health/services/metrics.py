@@ -254,8 +254,8 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
         metrics.array_seen[array] = rounds[array] / 1000
     for point in answers.get("array_management", ()):
         controllers = metrics.management.setdefault(point.get("array", ""), {})
-        newest = controllers.get(point.get("controller", ""))
-        if newest is None or point["time"] > newest["time"]:
+        known = controllers.get(point.get("controller", ""))
+        if known is None or point["time"] > known["time"]:
             controllers[point.get("controller", "")] = point
     faults = answers["group_faults"]
     degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
