@@ -356,8 +356,15 @@ def test_every_row_of_the_failure_matrix_on_a_virtual_rack(
         # Its incident (ssu01's) told once when it happens and once when it ends, nothing else;
         # any other incident of the row (a filesystem's own red for a lost OST) the same way.
         assert ("ssu01", "firing") in told[row], (row, told[row])
-        for (group, kind), count in told[row].items():
-            assert kind in ("firing", "resolved") and count == 1, (row, told[row])
+        # A fault that escalates by design after a delay (every SAS path lost: the partner
+        # fences after the multipath queue) may tell its escalation once, when its first mail
+        # went out before the fence (a busy machine's rounds decide which comes first).
+        escalations = 1 if kind == "sas-link-down" and where.get("links") == 0 else 0
+        for (group, mail), count in told[row].items():
+            if mail == "update":
+                assert group == "ssu01" and count <= escalations, (row, told[row])
+                continue
+            assert mail in ("firing", "resolved") and count == 1, (row, told[row])
             assert (group, "firing") in told[row] and (group, "resolved") in told[row], row
     print("seconds per row:", seconds)
     print("mails per row:", told)
