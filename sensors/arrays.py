@@ -169,6 +169,11 @@ def collect_arrays(rnd: Round, source: ArraySource, where: str) -> None:
     ) as error:
         rnd.problem(where, error)
         return
+    write_components(rnd, components)
+
+
+def write_components(rnd: Round, components: list[ArrayComponent]) -> None:
+    """One `array` point per drive, volume group and controller, whichever source read them."""
     for item in components:
         fields: dict = {"state": item.state, "ok": 1 if item.ok else 0}
         if item.operation:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from sensors import schema
+from sensors.arrays import write_components
 from sensors.config import SantricityArray, SensorConfig
 from sensors.rounds import Round
 from sensors.santricity_model import (
@@ -54,7 +55,6 @@ from sensors.santricity_model import (
     IDLE_ACTIONS,
     Answers,
     ArrayModel,
-    add_components,
 )
 
 log = logging.getLogger("sensors.santricity")
@@ -387,7 +387,7 @@ class SantricityCollector:
         for problem in answers.problems:
             rnd.problem(f"santricity array {array.name}", problem)
         model = ArrayModel(array.name, answers)
-        add_components(rnd, model.components())
+        write_components(rnd, model.components())
         model.add_statistics(rnd)
         if not answers.events_read:
             return  # the events are asked for again from the same place next round

@@ -6,7 +6,7 @@ analysed statistics under Ostara's field names, and the MEL events with the obje
 from __future__ import annotations
 
 from sensors import schema
-from sensors.arrays import OK_STATES, ArrayComponent, collect_arrays
+from sensors.arrays import OK_STATES, ArrayComponent
 from sensors.lineproto import line, series
 from sensors.rounds import Round
 
@@ -255,13 +255,3 @@ def add_at(rnd: Round, measurement: str, tags: dict[str, str], fields: dict, tim
     encoded = line(series(measurement, {**rnd.tags, **tags}), fields, time_ms)
     if encoded is not None:
         rnd.lines.append(encoded)
-
-
-def add_components(rnd: Round, components: list[ArrayComponent]) -> None:
-    """The `array` points, written exactly as the SMcli collector writes them."""
-
-    class Known:
-        def components(self) -> list[ArrayComponent]:
-            return components
-
-    collect_arrays(rnd, Known(), "santricity")
