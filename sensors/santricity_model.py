@@ -91,6 +91,7 @@ class ArrayModel:
             self._by_tray_slot[(tray, int(location["slot"]))] = ident
         self.controllers = list(inventory.get("controllers", []))
         self.controller_names = {c["controllerRef"]: controller_letter(c) for c in self.controllers}
+        self.interface_names = host_interface_names(self.controllers)
         self.group_names = {p["id"]: str(p.get("name") or p.get("label")) for p in answers.pools}
 
     def components(self) -> list[ArrayComponent]:
@@ -177,13 +178,13 @@ class ArrayModel:
             tags = {schema.ARRAY: self.name, schema.CONTROLLER: controller}
             rnd.add("array_controller", tags, figures(item, CONTROLLER_FIGURES))
         for item in statistics.get("interface", []):
-            controller = self.controller_names.get(item.get("controllerId"), "")
-            channel = item.get("channelNumber")
-            interface = f"{controller}-{channel}" if controller and channel is not None else ""
+            # Named by its ref only: the inventory's host interfaces say whose port it is.
+            ref = str(item.get("interfaceId"))
+            controller, interface = self.interface_names.get(ref, ("", ref))
             tags = {
                 schema.ARRAY: self.name,
                 schema.CONTROLLER: controller,
-                schema.INTERFACE: interface or str(item.get("interfaceId")),
+                schema.INTERFACE: interface,
             }
             rnd.add("array_interface", tags, figures(item, INTERFACE_FIGURES))
 
@@ -228,6 +229,21 @@ class ArrayModel:
             slot = int(location["controllerLoc"]["slot"])
             return "controller", CONTROLLER_NAMES[slot - 1] if 0 < slot <= 2 else str(slot)
         return "array", ""
+
+
+def host_interface_names(controllers: list[dict]) -> dict[str, tuple[str, str]]:
+    """interfaceRef -> (controller letter, "A-1") for every host port the inventory lists. Each
+    entry of ``hostInterfaces`` keeps its details under its type's key ("sas", "fibre", "ib",
+    "iscsi", ...)."""
+    names = {}
+    for controller in controllers:
+        letter = controller_letter(controller)
+        for port in controller.get("hostInterfaces") or []:
+            details = port.get(str(port.get("interfaceType"))) or {}
+            ref, channel = details.get("interfaceRef"), details.get("channel")
+            if ref:
+                names[str(ref)] = (letter, f"{letter}-{channel}" if channel is not None else ref)
+    return names
 
 
 def controller_letter(controller: dict) -> str:

@@ -141,7 +141,7 @@ def drives(array: dict) -> list[dict]:
     return out
 
 
-def hardware_inventory(array: dict) -> dict:
+def hardware_inventory(state: dict, array: dict) -> dict:
     trays, drawers = [], []
     for enclosure in array["enclosures"]:
         tray = enclosure["tray"]
@@ -178,7 +178,7 @@ def hardware_inventory(array: dict) -> dict:
         "trays": trays,
         "drawers": drawers,
         "drives": drives(array),
-        "controllers": controllers(array),
+        "controllers": controllers(state, array),
     }
 
 
@@ -295,8 +295,9 @@ def volumes(array: dict) -> list[dict]:
     return out
 
 
-def controllers(array: dict) -> list[dict]:
+def controllers(state: dict, array: dict) -> list[dict]:
     out = []
+    servers = stats.host_ports(state, array)
     for name in ("A", "B"):
         status = array["controllers"][name]
         ref = refs.CONTROLLER_REFS[name]
@@ -315,9 +316,31 @@ def controllers(array: dict) -> list[dict]:
                 "modelName": array["model"],
                 "serialNumber": f"SX{refs.wwn(array['name'])[-8:]}{name}",
                 "appVersion": FIRMWARE,
+                "hostInterfaces": [
+                    host_interface(array, name, channel) for channel in range(1, len(servers) + 1)
+                ],
             }
         )
     return out
+
+
+def host_interface(array: dict, controller: str, channel: int) -> dict:
+    """One SAS host port of a controller as the inventory lists it: the interface statistics
+    name it only by ``interfaceId`` (this ``interfaceRef``), so this is where a port's
+    controller and channel are found."""
+    up = array["controllers"][controller] == "optimal"
+    return {
+        "interfaceType": "sas",
+        "sas": {
+            "interfaceRef": refs.interface_ref(array["name"], controller, channel),
+            "channel": channel,
+            "controllerId": refs.CONTROLLER_REFS[controller],
+            "currentInterfaceSpeed": "speed12gig" if up else "speedUnknown",
+            "maximumInterfaceSpeed": "speed12gig",
+            "isDegraded": False,
+            "part": "LSISAS3008",
+        },
+    }
 
 
 def failures(array: dict) -> list[dict]:

@@ -39,8 +39,8 @@ LISTS = {
     "drives": lambda state, array: model.drives(array),
     "storage-pools": lambda state, array: model.storage_pools(array),
     "volumes": lambda state, array: model.volumes(array),
-    "controllers": lambda state, array: model.controllers(array),
-    "hardware-inventory": lambda state, array: model.hardware_inventory(array),
+    "controllers": model.controllers,
+    "hardware-inventory": model.hardware_inventory,
     "failures": lambda state, array: model.failures(array),
     **model.ANALYSED,
 }

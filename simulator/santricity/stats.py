@@ -250,8 +250,6 @@ def interface_statistics(state: dict, array: dict) -> list[dict]:
                     **_observed(when),
                     "interfaceId": refs.interface_ref(array["name"], controller, channel),
                     "channelType": "hostside",
-                    "controllerId": refs.CONTROLLER_REFS[controller],
-                    "channelNumber": channel,
                     **_figures(figures, window),
                     "queueDepthTotal": round(total * mean_ms / 1000.0, 2),
                     "queueDepthMax": round(2 * total * mean_ms / 1000.0, 2),

@@ -241,6 +241,17 @@ def test_the_api_answers_in_the_real_shapes(api, rack):
             "writeResponseTime",
             "observedTime",
         } <= set(rows[0])
+    # As on real arrays, a host interface's statistics name it by its ref alone; whose port it
+    # is comes from the controllers' host interfaces.
+    interfaces = get(rack, f"{SYSTEM}/analysed-interface-statistics")
+    assert not any("controllerId" in row for row in interfaces)
+    ports = {
+        port["sas"]["interfaceRef"]: (c["physicalLocation"]["label"], port["sas"]["channel"])
+        for c in controllers
+        for port in c["hostInterfaces"]
+    }
+    assert {row["interfaceId"] for row in interfaces} <= set(ports)
+    assert sorted(ports.values()) == [("A", 1), ("A", 2), ("B", 1), ("B", 2)]
     assert call(rack, f"{SYSTEM}/nothing-here")[0] == 404
     assert call(rack, "/devmgr/v2/storage-systems/2/drives")[0] == 404
 
