@@ -189,6 +189,14 @@ def stop(process: subprocess.Popen | None, *, wait: float = 10.0) -> None:
 # -- the dispatcher -------------------------------------------------------------------------
 
 
+def _same_user(conn: socket.socket) -> bool:
+    """The caller runs as this process's user (the socket's mode says so too; this holds
+    should the rack's directory be shared)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
 def _connect(sock: socket.socket, path: Path) -> None:
     if len(os.fsencode(str(path))) < 108:
         sock.connect(str(path))
@@ -315,7 +323,12 @@ class Dispatcher:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staging)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(staging)
+        # Whoever can connect runs commands as this rack's owner: only its owner may.
+        mask = os.umask(0o077)
+        try:
+            listener.bind(staging)
+        finally:
+            os.umask(mask)
         listener.listen(128)
         os.rename(staging, SOCKET)  # take over atomically: one dispatcher per rack
         self.inode = os.stat(SOCKET).st_ino
@@ -377,6 +390,8 @@ class Dispatcher:
             return
         fds: list[int] = []
         try:
+            if not _same_user(conn):
+                raise ConnectionError("a caller of another user")
             conn.settimeout(5.0)
             fds, cwd, mask, argv, env = _read_request(conn)
             if len(fds) != 3 or not argv:

@@ -92,6 +92,11 @@ def test_the_dispatcher_runs_the_command_not_a_new_python(built_rack, dispatcher
     assert result.returncode == 127  # the direct way, here impossible
 
 
+def test_only_the_racks_owner_may_hand_the_dispatcher_a_command(built_rack, dispatcher):
+    # Whoever connects runs commands as the rack's owner: the socket is the owner's alone.
+    assert dispatch.socket_path(built_rack).stat().st_mode & 0o077 == 0
+
+
 def test_a_command_works_with_no_dispatcher_or_a_dead_ones_socket(built_rack):
     dispatch.socket_path(built_rack).touch()  # left by a dispatcher killed with -9
     assert _run(built_rack, "oss01", ["lctl", "get_param", "-n", "version"])[:2] == (
