@@ -52,7 +52,9 @@ start_influxdb() {
     sed -e "s#@DATA_DIR@#$data#g" -e "s#@HTTP_PORT@#$OSTARA_INFLUXDB_PORT#g" \
         -e "s#@RPC_PORT@#$OSTARA_INFLUXDB_RPC_PORT#g" \
         "$OSTARA_HOME/deploy/config/influxdb.conf.in" >"$conf"
-    nohup influxd -config "$conf" >>"$OSTARA_RUN_DIR/log/influxdb.log" 2>&1 &
+    # A session of its own: a Ctrl-C meant for the tests reaches them first, and their teardown
+    # still has its database; the caller stops it (deploy/test.sh does, on any end).
+    setsid influxd -config "$conf" >>"$OSTARA_RUN_DIR/log/influxdb.log" 2>&1 </dev/null &
     echo $! >"$influx_pid"
     if ! wait_until 30 "influxdb" influx_answers || ! pid_alive "$influx_pid"; then
         tail -n 20 "$OSTARA_RUN_DIR/log/influxdb.log" >&2

@@ -1,17 +1,98 @@
 #!/usr/bin/env bash
 # Run the whole suite against the test profile's own Redis and InfluxDB (apart from the demo's),
 # then stop them. Exit status is pytest's. Extra arguments go to pytest.
+#
+# Ctrl-C, SIGTERM or SIGHUP stop the run at once: pytest is interrupted (its fixtures stop
+# their virtual racks and playbooks), then, whatever it left, every process the run started
+# (found by the run's mark in their environment, so a demo beside it is not touched) is
+# stopped, and the services with them. The same sweep ends a run that finished by itself, and
+# names what a test left behind.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 load_profile test
 cd "$OSTARA_HOME"
 
-if ! "$OSTARA_HOME/deploy/services.sh" test start; then
+# The run's mark: every process started under this script inherits it.
+export OSTARA_TEST_RUN="$$-$(date +%s%N)"
+
+# run_processes: the pids carrying this run's mark, but for this script. Builtins only: a
+# program run here would carry the mark itself (this script's own forks do not: a process's
+# environ is the one it was started with, and the mark was exported after).
+run_processes() {
+    local environ pid vars
+    for environ in /proc/[0-9]*/environ; do
+        pid=${environ#/proc/}
+        pid=${pid%/environ}
+        [ "$pid" = "$$" ] && continue
+        { mapfile -d '' -t vars <"$environ"; } 2>/dev/null || continue
+        [[ " ${vars[*]} " == *" OSTARA_TEST_RUN=$OSTARA_TEST_RUN "* ]] && echo "$pid"
+    done
+    return 0
+}
+
+# sweep: stop the services, then TERM and at last KILL whatever else of the run is left.
+sweep() {
     "$OSTARA_HOME/deploy/services.sh" test stop
+    local left
+    left=$(run_processes)
+    [ -z "$left" ] && return 0
+    if [ "$interrupted" = no ]; then
+        local listed
+        # shellcheck disable=SC2086 # one pid per word
+        listed=$(ps -o pid=,args= -p $left | cut -c1-160)
+        [ -n "$listed" ] && say "left running by the tests, stopped now:" "$listed"
+    fi
+    # shellcheck disable=SC2086
+    kill -TERM $left 2>/dev/null
+    # shellcheck disable=SC2086
+    kill -CONT $left 2>/dev/null  # a held (stopped) virtual host's sensor takes the TERM
+    for _ in $(seq 1 50); do
+        left=$(run_processes)
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null
+    return 0
+}
+
+interrupted=no
+pytest_pid=""
+timer=""
+# interrupt: pytest gets one SIGINT (KeyboardInterrupt: it tears its fixtures down), then has
+# a minute before it is killed; this script carries on to the sweep.
+interrupt() {
+    interrupted=yes
+    trap '' INT TERM HUP
+    if [ -n "$pytest_pid" ]; then
+        kill -INT "$pytest_pid" 2>/dev/null
+        # Started with the signals ignored here: env gives it TERM back, for the sweep.
+        env --default-signal=TERM sh -c 'sleep 60 && kill -KILL "$1"' timer "$pytest_pid" &
+        timer=$!
+    fi
+}
+trap interrupt INT TERM HUP
+
+if ! "$OSTARA_HOME/deploy/services.sh" test start; then
+    sweep
     exit 1
 fi
+[ "$interrupted" = yes ] && { sweep; exit 130; }
 export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loop in the test thread
-.venv/bin/pytest "$@"
-rc=$?
-"$OSTARA_HOME/deploy/services.sh" test stop
-exit $rc
+# In the background, so that a signal to this script is handled at once, not after pytest; in a
+# session of its own, so that it gets one SIGINT (from interrupt), not the terminal's as well:
+# a second one would cut its teardown short. Its stdin stays this script's. A background job
+# of a script starts with SIGINT ignored, and Python then never turns it into
+# KeyboardInterrupt: env gives it back its default.
+setsid env --default-signal=INT .venv/bin/pytest "$@" <&0 &
+pytest_pid=$!
+rc=0
+while :; do
+    wait "$pytest_pid"
+    rc=$?
+    kill -0 "$pytest_pid" 2>/dev/null || break  # a trapped signal ended the wait, not pytest
+done
+[ -n "$timer" ] && kill "$timer" 2>/dev/null
+sweep
+[ "$interrupted" = yes ] && [ "$rc" -eq 0 ] && rc=130
+exit "$rc"

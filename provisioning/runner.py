@@ -18,12 +18,15 @@ playbook ends, however it ends.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,24 +131,25 @@ def run_playbook(
 
         # ansible-playbook and friends live next to this interpreter, in the virtualenv.
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-        runner = ansible_runner.run(
-            private_data_dir=str(private),
-            playbook=playbook,
-            envvars={
-                "PATH": path,
-                "ANSIBLE_NOCOLOR": "1",
-                "ANSIBLE_FORCE_COLOR": "0",
-                "ANSIBLE_HOST_KEY_CHECKING": "False",
-                "ANSIBLE_RETRY_FILES_ENABLED": "0",
-            },
-            settings={
-                "suppress_ansible_output": True,
-                **({"job_timeout": timeout_seconds} if timeout_seconds else {}),
-            },
-            event_handler=event_handler,
-            cancel_callback=cancel,
-            quiet=True,
-        )
+        with signals_cancel_the_run() as signalled:
+            runner = ansible_runner.run(
+                private_data_dir=str(private),
+                playbook=playbook,
+                envvars={
+                    "PATH": path,
+                    "ANSIBLE_NOCOLOR": "1",
+                    "ANSIBLE_FORCE_COLOR": "0",
+                    "ANSIBLE_HOST_KEY_CHECKING": "False",
+                    "ANSIBLE_RETRY_FILES_ENABLED": "0",
+                },
+                settings={
+                    "suppress_ansible_output": True,
+                    **({"job_timeout": timeout_seconds} if timeout_seconds else {}),
+                },
+                event_handler=event_handler,
+                cancel_callback=lambda: signalled() or bool(cancel and cancel()),
+                quiet=True,
+            )
         stats = runner.stats or {}
         return PlaybookResult(
             playbook=playbook,
@@ -160,6 +164,35 @@ def run_playbook(
     finally:
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def signals_cancel_the_run() -> Iterator[Callable[[], bool]]:
+    """While a playbook runs in the main thread, SIGINT and SIGTERM cancel it (ansible-runner
+    stops its process, which runs in a session of its own and would outlive us), then take
+    their usual course once the run has returned: a Ctrl-C still interrupts the caller.
+
+    Without a cancel callback ansible-runner installs handlers of its own that only cancel the
+    run and are never taken back: a process that ran one playbook ignored Ctrl-C and SIGTERM
+    for the rest of its life (``make test`` could not be stopped)."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def note(signum: int, _frame: object) -> None:
+        caught.append(signum)
+
+    for signum in previous:
+        signal.signal(signum, note)
+    try:
+        yield lambda: bool(caught)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if caught:
+        signal.raise_signal(caught[0])
 
 
 def remove_left_by_dead_runs(work_dir: Path) -> list[Path]:
