@@ -1,8 +1,8 @@
 """The virtual arrays' SANtricity REST API, as a monitoring collector reads it: the real paths
 and JSON shapes over HTTPS with each controller's own certificate (the one the rack pinned),
-basic auth as the array's monitor account, one port per controller (a failed controller's refuses connections, its partner
-answers for the array), the same state as SMcli prints, the Major Event Log, the analysed
-statistics, and `inject array-slow`."""
+basic auth as the array's monitor account, one port per controller (a failed controller's
+refuses connections, its partner answers for the array), the same state as SMcli prints, the
+Major Event Log, the analysed statistics, and `inject array-slow`."""
 
 from __future__ import annotations
 
@@ -255,8 +255,8 @@ def test_a_wrong_password_gets_401(api, rack):
     assert (rack / record["password_file"]).stat().st_mode & 0o777 == 0o600
     # Another array has another password: this one's is refused there.
     other = management(rack, "ssu02-b")
-    assert (rack / other["password_file"]).read_text() != (rack / record["password_file"]).read_text()
     mine = (rack / record["password_file"]).read_text().strip()
+    assert (rack / other["password_file"]).read_text().strip() != mine
     assert call(rack, f"{SYSTEM}/drives", array="ssu02-b", password=mine)[0] == 401
     assert call(rack, f"{SYSTEM}/drives", array="ssu02-b")[0] == 200
 
