@@ -9,13 +9,27 @@ from django.db import migrations, models
 import portal.inventory.models
 
 
+def pins_of(pinned: str) -> tuple[str, str]:
+    """(A's pin, B's pin) of an array's single pin: one fingerprint to both, two in order."""
+    words = pinned.split()
+    if not words:
+        return "", ""
+    return words[0], words[1] if len(words) > 1 else words[0]
+
+
 def to_controllers(apps, schema_editor) -> None:
     StorageArray = apps.get_model("inventory", "StorageArray")
     for array in StorageArray.objects.exclude(certificate_sha256=""):
-        words = array.certificate_sha256.split()
-        array.certificate_a_sha256 = words[0]
-        array.certificate_b_sha256 = words[1] if len(words) > 1 else words[0]
+        array.certificate_a_sha256, array.certificate_b_sha256 = pins_of(array.certificate_sha256)
         array.save(update_fields=["certificate_a_sha256", "certificate_b_sha256"])
+
+
+def older_row(fields: dict) -> None:
+    """An array's row of an archive made before this migration, as ``restore`` reads it: its
+    pin moved the same way, before the row is loaded."""
+    a, b = pins_of(fields.pop("certificate_sha256", ""))
+    fields.setdefault("certificate_a_sha256", a)
+    fields.setdefault("certificate_b_sha256", b)
 
 
 def to_array(apps, schema_editor) -> None:
