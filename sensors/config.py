@@ -85,11 +85,14 @@ class SantricityArray:
     name: str
     # (host, port) of controller A, then B: A is asked first, B when A does not answer.
     controllers: tuple[tuple[str, int], ...]
-    # The array's certificate(s), pinned at provisioning: SHA-256 of the DER form, 64 lowercase
-    # hex digits (space-separated when each controller has its own). Or else a CA file the site
-    # gives, verified as any HTTPS server is.
-    fingerprint: str = ""
+    # Each controller's own certificate, pinned at provisioning, in the order of `controllers`:
+    # SHA-256 of the DER form, 64 lowercase hex digits; "" for a controller not pinned yet (it
+    # is never asked). Or else a CA file the site gives, verified as any HTTPS server is.
+    fingerprints: tuple[str, ...] = ()
     ca_file: str = ""
+    # The array's read-only monitor account.
+    user: str = ""
+    password: str = field(default="", repr=False)
 
 
 @dataclass
@@ -132,8 +135,6 @@ class SensorConfig:
     timeouts: dict[str, float] = field(default_factory=dict)
     # The arrays' REST API, asked from the management server (sensors.santricity).
     santricity_arrays: tuple[SantricityArray, ...] = ()
-    santricity_user: str = ""
-    santricity_password: str = field(default="", repr=False)
     # The longest one array's conversation may take, its second controller included.
     santricity_timeout: float = 20.0
 
@@ -256,24 +257,34 @@ def _read_santricity(parser: configparser.ConfigParser, config: SensorConfig) ->
     names = [n for n in re.split(r"[\s,]+", parser.get(section, "arrays", fallback="")) if n]
     if not names:
         return
-    config.santricity_user = parser.get(section, "user", fallback="").strip()
-    if not config.santricity_user:
-        raise ConfigError("[santricity] user: the arrays' monitor account is missing")
-    password_file = parser.get(section, "password_file", fallback="").strip()
-    if not password_file:
-        raise ConfigError(
-            "[santricity] password_file: the monitor account's password file is missing"
-        )
-    try:
-        config.santricity_password = Path(password_file).read_text(encoding="utf-8").strip()
-    except OSError as error:
-        raise ConfigError(f"[santricity] password_file: {error}") from None
     arrays = []
     for name in names:
         if not _NAME_RE.match(name):
             raise ConfigError(f"[santricity] arrays: {name!r} is not a valid array name")
         arrays.append(_santricity_array(parser, name))
     config.santricity_arrays = tuple(arrays)
+
+
+def _monitor_account(parser: configparser.ConfigParser, section: str) -> tuple[str, str]:
+    """The array's monitor account: its section's `user` and `password_file`, each by default
+    the `[santricity]` one (arrays that share an account)."""
+    user_from = section if parser.get(section, "user", fallback="").strip() else "santricity"
+    user = parser.get(user_from, "user", fallback="").strip()
+    if not user:
+        raise ConfigError(f"[{section}] user: the array's monitor account is missing")
+    file_from = (
+        section if parser.get(section, "password_file", fallback="").strip() else "santricity"
+    )
+    path = parser.get(file_from, "password_file", fallback="").strip()
+    if not path:
+        raise ConfigError(
+            f"[{section}] password_file: the monitor account's password file is missing"
+        )
+    try:
+        password = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ConfigError(f"[{file_from}] password_file: {error}") from None
+    return user, password
 
 
 def _santricity_array(parser: configparser.ConfigParser, name: str) -> SantricityArray:
@@ -287,26 +298,39 @@ def _santricity_array(parser: configparser.ConfigParser, name: str) -> Santricit
             f"got {len(addresses)}"
         )
     controllers = tuple(_address(section, a) for a in addresses)
-    raw = parser.get(section, "fingerprint", fallback="").strip()
+    if parser.has_option(section, "fingerprint"):
+        raise ConfigError(
+            f"[{section}] fingerprint: each controller has its own certificate; give "
+            "fingerprints = <A's> <B's>, in the order of controllers"
+        )
+    raw = parser.get(section, "fingerprints", fallback="").strip()
     ca_file = parser.get(section, "ca_file", fallback="").strip()
     if bool(raw) == bool(ca_file):
         raise ConfigError(
-            f"[{section}] give either fingerprint (the array's pinned certificate) or ca_file"
+            f"[{section}] give either fingerprints (the controllers' pinned certificates) "
+            "or ca_file"
         )
-    # One fingerprint, or one per controller (each controller may have its own certificate).
+    # One per controller, in their order; `-` for a controller not pinned yet.
     fingerprints = []
     for word in raw.split():
         fingerprint = word.lower().removeprefix("sha256:").replace(":", "")
-        if not _HEX64_RE.match(fingerprint):
+        if word != "-" and not _HEX64_RE.match(fingerprint):
             raise ConfigError(
-                f"[{section}] fingerprint: {word!r} is not a SHA-256 fingerprint (64 hex digits)"
+                f"[{section}] fingerprints: {word!r} is not a SHA-256 fingerprint "
+                "(64 hex digits) or - (not pinned yet)"
             )
-        fingerprints.append(fingerprint)
-    if len(fingerprints) > len(controllers):
-        raise ConfigError(f"[{section}] fingerprint: at most one per controller")
+        fingerprints.append("" if word == "-" else fingerprint)
+    if raw and len(fingerprints) != len(controllers):
+        raise ConfigError(
+            f"[{section}] fingerprints: give one per controller, in the order of controllers "
+            f"({len(controllers)}), got {len(fingerprints)}"
+        )
+    if raw and not any(fingerprints):
+        raise ConfigError(f"[{section}] fingerprints: no controller's certificate is pinned")
     if ca_file and not Path(ca_file).is_file():
         raise ConfigError(f"[{section}] ca_file = {ca_file!r}: no such file")
-    return SantricityArray(name, controllers, " ".join(fingerprints), ca_file)
+    user, password = _monitor_account(parser, section)
+    return SantricityArray(name, controllers, tuple(fingerprints), ca_file, user, password)
 
 
 def _address(section: str, text: str) -> tuple[str, int]:

@@ -7,13 +7,15 @@ failure, HTTP 5xx) it asks B, and writes one `array_management` point per contro
 (`answered` 1/0, `seconds`), so a controller that does not answer is named.
 
 TLS is verified one of two ways (`[santricity.<array>]`):
-- `fingerprint`: the array's certificate, pinned at provisioning. The connection is made
-  without a CA (the controllers' certificates are self-signed), then the peer's certificate
-  (SHA-256 of its DER form) is compared with the pinned one *before* any credential is sent;
-  a mismatch is refused with both fingerprints in the message.
+- `fingerprints`: each controller's own certificate, pinned at provisioning (an E-series
+  controller makes its own self-signed one). The connection is made without a CA, then the
+  peer's certificate (SHA-256 of its DER form) is compared with *that controller's* pin before
+  any credential is sent: controller A must present A's certificate, B B's. A mismatch is
+  refused with both fingerprints in the message; a controller not pinned yet is not asked.
 - `ca_file`: a CA the site gives; normal verification, the address's host name checked.
 
-The monitor account is read-only; its password comes from `[santricity] password_file`.
+Each array has its own read-only monitor account (`user`, `password_file` of its section, by
+default those of `[santricity]`).
 
 What one answer gives (paths, JSON fields and units as NetApp's SANtricity Web Services
 models and the E-Series Performance Analyzer collectors use them; sensors/README.md, "Arrays"):
@@ -78,7 +80,7 @@ class ControllerSilent(Exception):
 
 
 class CertificateRefused(ControllerSilent):
-    """The controller's certificate is not the pinned one: no credential was sent to it."""
+    """The controller's certificate is not its pinned one: no credential was sent to it."""
 
 
 class Refused(Exception):
@@ -116,14 +118,16 @@ class Conversation:
         array: SantricityArray,
         controller: str,
         address: tuple[str, int],
-        credentials: tuple[str, str],
+        pin: str,
         deadline: float,
     ) -> None:
         self.array = array
         self.controller = controller
         self.host, self.port = address
+        # The SHA-256 this controller's certificate must have ("": verified by the CA file).
+        self.pin = pin
         self.deadline = deadline
-        user, password = credentials
+        user, password = array.user, array.password
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         self._headers = {"Authorization": f"Basic {token}", "Accept": "application/json"}
         self._connection: http.client.HTTPSConnection | None = None
@@ -150,14 +154,15 @@ class Conversation:
         except (OSError, TimeoutError) as error:
             connection.close()
             raise ControllerSilent(f"controller {self.controller}: {_reason(error)}") from None
-        if self.array.fingerprint:
+        if self.pin:
             seen = fingerprint_of(connection.sock.getpeercert(binary_form=True) or b"")
-            if seen not in self.array.fingerprint.split():
+            if seen != self.pin:
                 connection.close()
                 raise CertificateRefused(
                     f"controller {self.controller} ({self.host}:{self.port}) of array "
                     f"{self.array.name} presents a certificate with SHA-256 fingerprint {seen}, "
-                    f"not the pinned {self.array.fingerprint}: refused, no credentials sent"
+                    f"not controller {self.controller}'s pinned {self.pin}: refused, no "
+                    "credentials sent"
                 )
         # Never reconnected behind our back: a new connection is made here, its certificate
         # checked again before the next request carries the credentials.
@@ -190,7 +195,8 @@ class Conversation:
         if response.status in (401, 403):
             raise Refused(
                 f"controller {self.controller} refused the monitor account "
-                f"(HTTP {response.status}): check [santricity] user and password_file",
+                f"(HTTP {response.status}): check [santricity.{self.array.name}] user and "
+                "password_file",
                 reason="account",
             )
         if response.status != 200:
@@ -255,7 +261,6 @@ class SantricityCollector:
 
     def __init__(self, config: SensorConfig, timeout: float | None = None) -> None:
         self.arrays = config.santricity_arrays
-        self.credentials = (config.santricity_user, config.santricity_password)
         self.timeout = timeout or config.santricity_timeout
         self.events = EventLog(config.spool_dir)
         # Each call asks every array: the sensor's scheduler calls it every [santricity]
@@ -292,9 +297,16 @@ class SantricityCollector:
             partners_left = len(array.controllers) - index - 1
             # A controller that hangs (on connecting, or answering) leaves its partner its share
             # of the time.
+            pin = array.fingerprints[index] if array.fingerprints else ""
+            if array.fingerprints and not pin:
+                silences.append(
+                    f"controller {controller}: its certificate is not pinned yet (the sensor "
+                    "step pins it when the controller answers), so it is not asked"
+                )
+                continue
             started = time.monotonic()
             own = started + (deadline - started) / (1 + partners_left)
-            conversation = Conversation(array, controller, address, self.credentials, own)
+            conversation = Conversation(array, controller, address, pin, own)
             try:
                 conversation.connect(own - started)
                 answers = self.ask(conversation, array)
@@ -329,7 +341,7 @@ class SantricityCollector:
         refused: str = "",
     ) -> None:
         """One `array_management` point; `refused`: what the controller refused when it did
-        answer (`account`: the monitor account; `certificate`: not the pinned one)."""
+        answer (`account`: the monitor account; `certificate`: not its pinned one)."""
         fields: dict = {
             "answered": 1 if answered else 0,
             "seconds": round(time.monotonic() - started, 3),

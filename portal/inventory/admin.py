@@ -4,8 +4,9 @@ The rows are the one truth of a pair: each provisioning run builds its Pacemaker
 array layout and playbook variables from them (``services.pair_plan``). What a run can apply to
 a built pair, the fence devices of a server (BMC address and user, PDU outlet), can be changed
 here, through ``Server.clean`` like every other way in, and so can how the arrays' REST collector
-reaches an array (controllers' addresses, monitor account, pinned certificate); what it cannot
-(names written into the formatted targets, NIDs, the arrays' layout) is shown read-only.
+reaches an array (controllers' addresses, monitor account, each controller's pinned
+certificate); what it cannot (names written into the formatted targets, NIDs, the arrays'
+layout) is shown read-only.
 """
 
 from __future__ import annotations
@@ -200,7 +201,8 @@ class StorageArrayForm(forms.ModelForm):
 
 # What the arrays' REST collector needs, changed here (an appliance moving to the collector).
 ARRAY_COLLECTOR_FIELDS = (
-    "management_a", "management_b", "monitor_user", "monitor_password", "certificate_sha256",
+    "management_a", "management_b", "monitor_user", "monitor_password",
+    "certificate_a_sha256", "certificate_b_sha256",
 )  # fmt: skip
 ARRAY_PLANNED_FIELDS = ("name", "pair", "drive_tb", "installed_drives", "global_spares")
 
@@ -218,8 +220,9 @@ class StorageArrayAdmin(admin.ModelAdmin):
                 "description": "The management server reads the array through its "
                 "controllers' REST API when both addresses are given; otherwise the pair's "
                 "servers read it through SMcli. A change applies when the provisioning job's "
-                "sensor step runs again; it pins the certificate the controllers serve when "
-                "none is pinned, and refuses one that differs from the pinned one.",
+                "sensor step runs again; it pins the certificate each controller serves when "
+                "that controller has none pinned, and refuses one that differs from the "
+                "controller's pin. Each array has its own monitor password.",
             },
         ),
         ("Planned", {"fields": ARRAY_PLANNED_FIELDS}),

@@ -59,8 +59,17 @@ def validate_controller_address(value: str) -> None:
     _check(names.controller_address_problem(value))
 
 
+def validate_fingerprint(value: str) -> None:
+    """One controller's certificate: a SHA-256 fingerprint, 64 lowercase hex digits."""
+    if not FINGERPRINT.fullmatch(value):
+        raise ValidationError(
+            "give the SHA-256 of the controller's certificate: 64 lowercase hex digits"
+        )
+
+
 def validate_fingerprints(value: str) -> None:
-    """One SHA-256 fingerprint, or two (one per controller), 64 lowercase hex digits each."""
+    """The single pin of an array before each controller had its own (migration 0004 names
+    it)."""
     words = value.split()
     if len(words) > 2 or not all(FINGERPRINT.fullmatch(word) for word in words):
         raise ValidationError(
@@ -338,12 +347,22 @@ class StorageArray(models.Model):
     )
     # Fernet token; read and write through monitor_password / set_monitor_password().
     monitor_password_encrypted = models.TextField(blank=True, editable=False)
-    certificate_sha256 = models.CharField(
-        max_length=129,
+    # Each controller has its own self-signed certificate: one pin per controller.
+    certificate_a_sha256 = models.CharField(
+        "controller A's certificate (SHA-256)",
+        max_length=64,
         blank=True,
-        validators=[validate_fingerprints],
-        help_text="SHA-256 of the controllers' certificate, pinned by the sensor step; "
-        "clear it to pin a replaced one",
+        validators=[validate_fingerprint],
+        help_text="pinned by the sensor step from what controller A serves; clear it to pin "
+        "a replaced one",
+    )
+    certificate_b_sha256 = models.CharField(
+        "controller B's certificate (SHA-256)",
+        max_length=64,
+        blank=True,
+        validators=[validate_fingerprint],
+        help_text="pinned by the sensor step from what controller B serves; clear it to pin "
+        "a replaced one",
     )
 
     class Meta:
@@ -370,6 +389,14 @@ class StorageArray(models.Model):
     def controller_addresses(self) -> tuple[str, ...]:
         """(A, B) when the array is read through its REST API, else ()."""
         return (self.management_a, self.management_b) if self.management_a else ()
+
+    @property
+    def pins(self) -> dict[str, str]:
+        """Controller ("A", "B") -> its pinned certificate's SHA-256 ("": none yet)."""
+        return {"A": self.certificate_a_sha256, "B": self.certificate_b_sha256}
+
+    def pin(self, controller: str, fingerprint: str) -> None:
+        setattr(self, f"certificate_{controller.lower()}_sha256", fingerprint)
 
     def set_monitor_password(self, password: str) -> None:
         self.monitor_password_encrypted = crypto.encrypt(password) if password else ""

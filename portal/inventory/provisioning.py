@@ -34,10 +34,10 @@ from portal.inventory.services import (
 )
 from portal.inventory.services.arrays import (
     CONFIG_FILE,
-    PASSWORD_SECRET,
     CollectorFiles,
     collector_dir,
     collector_files,
+    password_secret,
 )
 from portal.jobs.choices import JobState, Mark
 from portal.jobs.models import Job
@@ -148,7 +148,8 @@ def run_sensor_step(run: StepRun) -> None:
 
 
 def _run_collector_play(run: StepRun, arrays: list[StorageArray], files: CollectorFiles) -> None:
-    """collector.yml: configure and (re)start the collector, or stop it when it reads nothing."""
+    """collector.yml: configure and (re)start the collector, or stop it when it reads nothing.
+    Each array's monitor password is a secret file of the run, copied to its password file."""
     console = run.console
     result = run_playbook(
         "collector.yml",
@@ -157,13 +158,14 @@ def _run_collector_play(run: StepRun, arrays: list[StorageArray], files: Collect
             "ostara_collector_enabled": bool(arrays),
             "ostara_collector_dir": str(collector_dir()),
             "ostara_collector_config": files.config,
+            "ostara_collector_arrays": [a.name for a in arrays],
             "ostara_virtual": settings.VIRTUAL_RACK is not None,
             "ostara_sensor_source": str(SENSOR_SOURCE),
         },
         work_dir=settings.ANSIBLE_WORK_DIR,
         on_output=console.write,
         cancel=None,
-        secrets={PASSWORD_SECRET: files.password} if arrays else {},
+        secrets={password_secret(name): text for name, text in files.passwords.items()},
     )
     console.say(result.summary())
     if not result.succeeded:

@@ -180,7 +180,8 @@ def _model_choices(controller: bool, mdt: bool = False) -> list[tuple[str, str]]
 class ManagementFields(forms.Form):
     """The array's two controllers' management addresses, for the array collector on this
     management server (empty: the servers read the array through SMcli, as before), and the
-    monitor account's password (one for every array: the collector logs in with one)."""
+    monitor account's password (one typed for the step's arrays; each array keeps its own, which
+    the admin can change)."""
 
     management_a = forms.CharField(
         label="Controller A management address",
@@ -235,8 +236,8 @@ class MonitorPasswordField(forms.CharField):
             required=False,
             strip=False,  # kept exactly as typed, as the BMC passwords
             widget=forms.PasswordInput(render_value=False),
-            help_text="the arrays' read-only 'monitor' account, kept encrypted; leave empty to "
-            "keep the one entered before",
+            help_text="the read-only 'monitor' account of this step's arrays, kept encrypted "
+            "per array; leave empty to keep the one entered before",
         )
 
 

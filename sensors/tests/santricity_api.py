@@ -20,7 +20,6 @@ from pathlib import Path
 FIXTURES = Path(__file__).parent / "fixtures" / "santricity"
 SYSTEM = "/devmgr/v2/storage-systems/1"
 USER, PASSWORD = "monitor", "m0nitor-pass"
-EXPECTED_AUTHORIZATION = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 GROUP_WITH_OPERATION = "04000000600A098000F6371400000000000000A1"
 
 
@@ -67,9 +66,12 @@ def routes() -> dict:
 
 class Controller:
     """One controller's HTTPS server. `events` is its MEL (filtered as the API filters it);
-    `status` other than 200 answers every request with it."""
+    `status` other than 200 answers every request with it. Requests need basic auth as
+    USER with `password` (the array's monitor account)."""
 
-    def __init__(self, certificate: Path, key: Path) -> None:
+    def __init__(self, certificate: Path, key: Path, password: str = PASSWORD) -> None:
+        token = base64.b64encode(f"{USER}:{password}".encode()).decode()
+        self.authorization = f"Basic {token}"
         self.routes = routes()
         self.events: list[dict] = copy.deepcopy(fixture("mel-events"))
         self.status = 200
@@ -139,7 +141,7 @@ def _handler(controller: Controller):
             if controller.hang:
                 time.sleep(controller.hang)
             url = urllib.parse.urlsplit(self.path)
-            if self.headers.get("Authorization") != EXPECTED_AUTHORIZATION:
+            if self.headers.get("Authorization") != controller.authorization:
                 status, body = 401, {"errorMessage": "unauthorized"}
             else:
                 status, body = controller.answer(url.path, urllib.parse.parse_qs(url.query))

@@ -84,14 +84,16 @@ def config_for(tmp_path, arrays, timeout: float = 5.0) -> SensorConfig:
         server="mgmt01",
         spool_dir=str(tmp_path / "spool"),
         santricity_arrays=tuple(arrays),
-        santricity_user=USER,
-        santricity_password=PASSWORD,
         santricity_timeout=timeout,
     )
 
 
-def pinned(name: str, addresses, fingerprint: str) -> SantricityArray:
-    return SantricityArray(name, tuple(addresses), fingerprint=fingerprint)
+def pinned(name: str, addresses, *fingerprints: str, password: str = PASSWORD) -> SantricityArray:
+    """An array whose controllers are pinned to `fingerprints` in order (one given: every
+    controller serves that certificate)."""
+    if len(fingerprints) == 1:
+        fingerprints *= len(addresses)
+    return SantricityArray(name, tuple(addresses), fingerprints, user=USER, password=password)
 
 
 def run_round(collector: SantricityCollector, timestamp: int = TS):
@@ -286,9 +288,8 @@ def test_a_wrong_monitor_password_is_said_and_not_tried_on_b(
     tmp_path, certificate, controllers, caplog
 ):
     a, b = controllers
-    array = pinned("ssu01-a", [a.address, b.address], certificate[2])
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2], password="not-the-password")
     config = config_for(tmp_path, [array])
-    config.santricity_password = "not-the-password"
     rnd, points = run_round(SantricityCollector(config))
     assert rnd.errors == 1
     assert "refused the monitor account (HTTP 401)" in caplog.text and "ssu01-a" in caplog.text
@@ -312,10 +313,76 @@ def test_a_wrong_pinned_fingerprint_is_refused_before_the_password_is_sent(
     assert {p.fields["refused"] for p in points_of(points, "array_management")} == {"certificate"}
 
 
+def test_each_controller_is_checked_against_its_own_pin_only(
+    tmp_path, certificate, controllers, caplog
+):
+    """Controller A presenting controller B's certificate is refused (B's pin is not A's); the
+    array is still read through B, which presents its own."""
+    a_cert, a_key, a_fingerprint = certificate
+    b_cert, b_key, b_fingerprint = make_certificate(tmp_path, "controller-b")
+    impostor, b = Controller(b_cert, b_key), Controller(b_cert, b_key)
+    try:
+        array = pinned("ssu01-a", [impostor.address, b.address], a_fingerprint, b_fingerprint)
+        rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array])))
+    finally:
+        impostor.close()
+        b.close()
+    assert impostor.seen == []  # no request, so no Authorization header, was sent to it
+    assert "controller A" in caplog.text and b_fingerprint in caplog.text
+    assert f"not controller A's pinned {a_fingerprint}" in caplog.text
+    assert rnd.errors == 1  # the refused certificate is said; the array was read
+    management = {p.tags["controller"]: p.fields for p in points_of(points, "array_management")}
+    assert (management["A"]["answered"], management["A"]["refused"]) == (0, "certificate")
+    assert management["B"]["answered"] == 1 and b.seen
+    assert points_of(points, "array", component="volume_group")
+
+    # The same two certificates the right way round: A's pin fits A, B is not asked.
+    a = Controller(a_cert, a_key)
+    try:
+        array = pinned("ssu01-a", [a.address, closed_port()], a_fingerprint, b_fingerprint)
+        rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array])))
+    finally:
+        a.close()
+    assert rnd.errors == 0
+    assert one(points, "array_management", controller="A").fields["answered"] == 1
+    assert points_of(points, "array", component="volume_group")
+
+
+def test_a_controller_not_pinned_yet_is_never_asked(tmp_path, certificate, controllers, caplog):
+    a, b = controllers
+    a.status = 503
+    array = pinned("ssu01-a", [a.address, b.address], certificate[2], "")
+    rnd, points = run_round(SantricityCollector(config_for(tmp_path, [array])))
+    assert b.seen == [] and rnd.errors == 1
+    assert "controller B: its certificate is not pinned yet" in caplog.text
+    assert points_of(points, "array_management", controller="B") == []
+
+
+def test_two_arrays_with_different_monitor_passwords_are_both_read(tmp_path, certificate):
+    cert, key, fingerprint = certificate
+    first, second = Controller(cert, key, "first-pass"), Controller(cert, key, "second-pass")
+    try:
+        arrays = [
+            pinned("ssu01-a", [first.address], fingerprint, password="first-pass"),
+            pinned("ssu02-a", [second.address], fingerprint, password="second-pass"),
+        ]
+        rnd, points = run_round(SantricityCollector(config_for(tmp_path, arrays)))
+        assert rnd.errors == 0
+        assert points_of(points, "array", array="ssu01-a")
+        assert points_of(points, "array", array="ssu02-a")
+        # Each was sent its own password only.
+        assert {h["Authorization"] for _, h in first.seen} == {first.authorization}
+        assert {h["Authorization"] for _, h in second.seen} == {second.authorization}
+    finally:
+        first.close()
+        second.close()
+
+
 def test_a_site_ca_file_verifies_the_controllers(tmp_path, certificate, controllers, caplog):
     cert, _, _ = certificate
     a, _ = controllers
-    trusted = SantricityArray("ssu01-a", (a.address,), ca_file=str(cert))
+    account = {"user": USER, "password": PASSWORD}
+    trusted = SantricityArray("ssu01-a", (a.address,), ca_file=str(cert), **account)
     rnd, points = run_round(SantricityCollector(config_for(tmp_path, [trusted])))
     assert rnd.errors == 0 and points_of(points, "array")
     assert all(headers.get("Authorization") for _, headers in a.seen)
@@ -324,7 +391,7 @@ def test_a_site_ca_file_verifies_the_controllers(tmp_path, certificate, controll
     other, _, _ = make_certificate(tmp_path, "other-ca")
     a.seen.clear()
     rounds._last_logged.clear()
-    untrusted = SantricityArray("ssu01-a", (a.address,), ca_file=str(other))
+    untrusted = SantricityArray("ssu01-a", (a.address,), ca_file=str(other), **account)
     rnd, points = run_round(SantricityCollector(config_for(tmp_path, [untrusted])))
     assert rnd.errors == 1 and "certificate verify failed" in caplog.text
     assert a.seen == [] and points_of(points, "array") == []
@@ -332,7 +399,7 @@ def test_a_site_ca_file_verifies_the_controllers(tmp_path, certificate, controll
     # The right CA, but the address is not the one the certificate is for.
     caplog.clear()
     rounds._last_logged.clear()
-    by_name = SantricityArray("ssu01-a", (("localhost", a.port),), ca_file=str(cert))
+    by_name = SantricityArray("ssu01-a", (("localhost", a.port),), ca_file=str(cert), **account)
     rnd, _ = run_round(SantricityCollector(config_for(tmp_path, [by_name])))
     assert rnd.errors == 1 and "localhost" in caplog.text
     assert a.seen == []
@@ -424,8 +491,6 @@ def test_the_sensor_round_runs_the_santricity_collector(tmp_path, certificate, c
         collectors=("santricity",),
         spool_dir=str(tmp_path / "spool"),
         santricity_arrays=(array,),
-        santricity_user=USER,
-        santricity_password=PASSWORD,
     )
     assert rnd.errors == 0
     assert one(points, "array", component="controller", id="A").tags["ssu"] == "ssu01"

@@ -4,10 +4,11 @@ serving the whole array (as both controllers of an E-series array do), from the 
 Requests read rack.json (reloaded when it changes, under the rack's shared lock), never write
 it. A controller that is failed in the rack (`inject controller-failed`) stops listening: its
 port refuses connections, as a dead controller's does, and listens again once it is repaired.
-Every request needs HTTP basic auth as the monitor account; anything else is 401.
+Every request needs HTTP basic auth as the array's monitor account (its own password);
+anything else is 401. Each controller serves its own certificate.
 
     api = ArraysApi(rack_dir)
-    api.start()        # records missing certificates, password and ports, then listens
+    api.start()        # records missing certificates, passwords and ports, then listens
     ...
     api.stop()         # closes every port and joins its threads
 
@@ -50,10 +51,13 @@ class _Listener(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, api: ArraysApi, array: str, controller: str, port: int, context):
+    def __init__(
+        self, api: ArraysApi, array: str, controller: str, port: int, context, password: str
+    ):
         self.api = api
         self.array = array
         self.controller = controller
+        self.password = password
         super().__init__((access.ADDRESS, port), _Handler)
         # The TLS handshake happens in the request's thread, not in the accepting loop.
         self.socket = context.wrap_socket(
@@ -99,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
             user, _, given = base64.b64decode(header[6:]).decode().partition(":")
         except (ValueError, UnicodeDecodeError):
             return False
-        expected = self.server.api.password
+        expected = self.server.password
         return user == access.USER and hmac.compare_digest(given, expected)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -185,12 +189,11 @@ class ArraysApi:
         server is not instant; tests keep 0)."""
         self.root = Path(root).resolve()
         self.response_seconds = response_seconds
-        self.password = ""
         self._state: dict | None = None
         self._stamp: tuple[int, int] | None = None
         self._load = threading.Lock()
         self._listeners: dict[tuple[str, str], tuple[_Listener, threading.Thread]] = {}
-        self._contexts: dict[str, ssl.SSLContext] = {}
+        self._contexts: dict[tuple[str, str], ssl.SSLContext] = {}
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -219,7 +222,6 @@ class ArraysApi:
 
     def start(self) -> None:
         self._record(access.ensure)
-        self.password = access.password(self.root)
         self._sync()
         self._watcher = threading.Thread(target=self._watch, name="arrays-api-watch", daemon=True)
         self._watcher.start()
@@ -244,7 +246,10 @@ class ArraysApi:
 
     def _sync(self) -> None:
         state = self.state()
-        if any("management" not in a for a in state["arrays"].values()):
+        if any(
+            not access.complete(self.root, name, a.get("management"))
+            for name, a in state["arrays"].items()
+        ):
             self._record(access.ensure)
             state = self.state()
         for name, array in state["arrays"].items():
@@ -259,23 +264,28 @@ class ArraysApi:
         for key in [k for k in self._listeners if k[0] not in state["arrays"]]:
             self._close(key)
 
-    def _context(self, array: str) -> ssl.SSLContext:
-        if array not in self._contexts:
+    def _context(self, array: str, controller: str) -> ssl.SSLContext:
+        """The controller's own certificate and key."""
+        key = (array, controller)
+        if key not in self._contexts:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(
-                access.certificate_path(self.root, array), access.key_path(self.root, array)
+                access.certificate_path(self.root, array, controller),
+                access.key_path(self.root, array, controller),
             )
-            self._contexts[array] = context
-        return self._contexts[array]
+            self._contexts[key] = context
+        return self._contexts[key]
 
     def _open(self, array: dict, controller: str) -> None:
         name = array["name"]
         port = array["management"]["controllers"][controller]["port"]
+        context = self._context(name, controller)
+        secret = access.password(self.root, name)
         try:
-            listener = _Listener(self, name, controller, port, self._context(name))
+            listener = _Listener(self, name, controller, port, context, secret)
         except OSError:
             # Its port was taken while the rack was not serving: take another, record it.
-            listener = _Listener(self, name, controller, 0, self._context(name))
+            listener = _Listener(self, name, controller, 0, context, secret)
             chosen = listener.server_address[1]
 
             def move(_root, state):

@@ -1,8 +1,8 @@
 """The virtual arrays' SANtricity REST API, as a monitoring collector reads it: the real paths
-and JSON shapes over HTTPS with the certificate the rack pinned, basic auth as the monitor
-account, one port per controller (a failed controller's refuses connections, its partner
-answers for the array), the same state as SMcli prints, the Major Event Log, the analysed
-statistics, and `inject array-slow`."""
+and JSON shapes over HTTPS with each controller's own certificate (the one the rack pinned),
+basic auth as the array's monitor account, one port per controller (a failed controller's
+refuses connections, its partner answers for the array), the same state as SMcli prints, the
+Major Event Log, the analysed statistics, and `inject array-slow`."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def call(root, path, *, controller="A", array=ARRAY, password=None, method="GET"
     """(HTTP status, JSON body) of one request, TLS verified against the pinned certificate."""
     record = management(root, array)
     secret = (root / record["password_file"]).read_text().strip() if password is None else password
-    context = ssl.create_default_context(cafile=str(root / record["certificate"]))
-    port = record["controllers"][controller]["port"]
+    served = record["controllers"][controller]
+    context = ssl.create_default_context(cafile=str(root / served["certificate"]))
+    port = served["port"]
     request = urllib.request.Request(f"https://127.0.0.1:{port}{path}", method=method)
     token = base64.b64encode(f"{record['user']}:{secret}".encode()).decode()
     request.add_header("Authorization", f"Basic {token}")
@@ -260,19 +261,41 @@ def test_a_wrong_password_gets_401(api, rack):
     assert call(rack, f"{SYSTEM}/drives", password="not-the-password") == (401, None)
     assert call(rack, f"{SYSTEM}/drives", password="")[0] == 401
     assert call(rack, f"{SYSTEM}/drives")[0] == 200
-    # The password is the rack's own, readable by its owner only.
+    # The password is the array's own, readable by its owner only.
     record = management(rack)
     assert (rack / record["password_file"]).stat().st_mode & 0o777 == 0o600
+    # Another array has another password: this one's is refused there.
+    other = management(rack, "ssu02-b")
+    mine = (rack / record["password_file"]).read_text().strip()
+    assert (rack / other["password_file"]).read_text().strip() != mine
+    assert call(rack, f"{SYSTEM}/drives", array="ssu02-b", password=mine)[0] == 401
+    assert call(rack, f"{SYSTEM}/drives", array="ssu02-b")[0] == 200
 
 
-def test_the_recorded_fingerprint_is_the_served_certificate(api, rack):
+def test_each_controller_serves_its_own_certificate_as_recorded(api, rack):
     record = management(rack)
+    for controller in ("A", "B"):
+        port = record["controllers"][controller]["port"]
+        served = ssl.get_server_certificate(("127.0.0.1", port))
+        recorded = record["controllers"][controller]["sha256"]
+        assert hashlib.sha256(ssl.PEM_cert_to_DER_cert(served)).hexdigest() == recorded
+        assert len(recorded) == 64
+    # Controllers A and B have different certificates, as real E-series controllers do.
+    a, b = (record["controllers"][c]["sha256"] for c in ("A", "B"))
+    assert a != b
+    # Controller B's certificate does not verify controller A.
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+        urllib.request.urlopen(
+            f"https://127.0.0.1:{record['controllers']['A']['port']}/devmgr/utils/about",
+            context=ssl.create_default_context(
+                cafile=str(rack / record["controllers"]["B"]["certificate"])
+            ),
+            timeout=10,
+        )
+    # Another array has its own certificates.
+    other = management(rack, "ssu02-b")["controllers"]
+    assert {other["A"]["sha256"], other["B"]["sha256"]}.isdisjoint({a, b})
     port = record["controllers"]["B"]["port"]
-    served = ssl.get_server_certificate(("127.0.0.1", port))
-    assert hashlib.sha256(ssl.PEM_cert_to_DER_cert(served)).hexdigest() == record["sha256"]
-    assert len(record["sha256"]) == 64
-    # Another array has its own certificate: a pin is per array.
-    assert management(rack, "ssu02-b")["sha256"] != record["sha256"]
     # A client that pins nothing and trusts no CA refuses the self-signed certificate.
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
         urllib.request.urlopen(

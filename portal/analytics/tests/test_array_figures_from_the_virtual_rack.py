@@ -45,10 +45,14 @@ def array_collector(root, spool) -> SantricityCollector:
             server="mgmt",
             spool_dir=str(spool),
             santricity_arrays=(
-                SantricityArray(ARRAY, controllers, fingerprint=management["sha256"]),
+                SantricityArray(
+                    ARRAY,
+                    controllers,
+                    tuple(management["controllers"][c]["sha256"] for c in "AB"),
+                    user=management["user"],
+                    password=(root / management["password_file"]).read_text().strip(),
+                ),
             ),
-            santricity_user=management["user"],
-            santricity_password=(root / management["password_file"]).read_text().strip(),
         )
     )
 

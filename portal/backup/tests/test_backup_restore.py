@@ -495,3 +495,36 @@ def test_an_archive_from_before_the_rows_held_the_plan_restores_to_the_same_plan
     call_command("restore", str(older), "--force", "--no-metrics", stdout=io.StringIO())
 
     assert {pair.name: pair_plan(pair) for pair in ServerPair.objects.all()} == before
+
+
+def test_an_archive_from_before_each_controller_had_its_pin_restores_the_pins_to_both(
+    appliance, run_dir, tmp_path
+):
+    """An archive made before inventory 0005: an array's one pin (or two, in order) becomes
+    controller A's and B's, as the migration moved them; nothing is pinned again."""
+    from portal.inventory.models import StorageArray
+
+    first, second = StorageArray.objects.order_by("name")[:2]
+    archive = _archive(tmp_path, "--no-metrics")
+    older_pins = {first.name: "ab" * 32, second.name: f"{'cd' * 32} {'ef' * 32}"}
+
+    def older_rows(data: bytes) -> bytes:
+        rows = [json.loads(line) for line in data.splitlines() if line.strip()]
+        for row in rows:
+            if row["model"] == "inventory.storagearray":
+                fields = row["fields"]
+                del fields["certificate_a_sha256"], fields["certificate_b_sha256"]
+                fields["certificate_sha256"] = older_pins.get(fields["name"], "")
+        return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+    def older_manifest(data: bytes) -> bytes:
+        manifest = json.loads(data)
+        manifest["migrations"].remove("inventory.0005_pin_per_controller")
+        return json.dumps(manifest).encode()
+
+    older = _rewritten(archive, "database.jsonl", older_rows, checksum=True)
+    older = _rewritten(older, "manifest.json", older_manifest, checksum=False)
+    call_command("restore", str(older), "--force", "--no-metrics", stdout=io.StringIO())
+
+    assert StorageArray.objects.get(name=first.name).pins == {"A": "ab" * 32, "B": "ab" * 32}
+    assert StorageArray.objects.get(name=second.name).pins == {"A": "cd" * 32, "B": "ef" * 32}

@@ -12,8 +12,8 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   server that is not running sends nothing, as on real hardware.
 - The arrays are watched as the appliance watches them: the rack serves their SANtricity REST
   API (simulator/santricity/, one port per controller) and one more agent, the management
-  server's (`MANAGEMENT`), asks it with the `santricity` collector, the monitor account and the
-  pinned certificates; the servers' own sensors do not read the arrays.
+  server's (`MANAGEMENT`), asks it with the `santricity` collector, each array's monitor account
+  and its controllers' pinned certificates; the servers' own sensors do not read the arrays.
 - The inventory is saved from the same plans and marked provisioned.
 """
 
@@ -188,15 +188,18 @@ class VirtualRack:
     def array_collector(
         self, influxdb_url: str, database: str, spool: Path, intervals: dict
     ) -> SensorConfig:
-        """The management server's sensor: every array through its REST API, each array's
-        certificate pinned as provisioning pins it (the rack's record of it)."""
+        """The management server's sensor: every array through its REST API, each controller's
+        certificate pinned as provisioning pins it (the rack's record of it), each array's own
+        monitor password."""
         with Rack.open(self.root, save_counters=False) as rack:
             records = {name: a["management"] for name, a in rack.state["arrays"].items()}
         arrays = tuple(
             SantricityArray(
                 name,
                 tuple((c["address"], c["port"]) for _, c in sorted(r["controllers"].items())),
-                fingerprint=r["sha256"],
+                tuple(c["sha256"] for _, c in sorted(r["controllers"].items())),
+                user=r["user"],
+                password=access.password(self.root, name),
             )
             for name, r in sorted(records.items())
         )
@@ -210,8 +213,6 @@ class VirtualRack:
             timeout=5.0,
             spool_dir=str(spool / MANAGEMENT),
             santricity_arrays=arrays,
-            santricity_user=access.USER,
-            santricity_password=access.password(self.root),
             intervals=intervals,
         )
 

@@ -1,15 +1,18 @@
 """The arrays' REST collector on the management server (issue 33): where each array is reached,
-its pinned certificate, and the collector's configuration.
+its controllers' pinned certificates, and the collector's configuration.
 
 The collector is the sensor program with only its ``santricity`` collector, run on this
 management server (one process for every array of the inventory). Its configuration names each
-array's two controllers and the certificate pinned for it (or the site's CA file); the monitor
-account's password goes to a 0600 file beside it, never into the configuration or a variable.
+array's two controllers, the certificate pinned for each (or the site's CA file) and the
+array's monitor account; each array's monitor password goes to a 0600 file of its own beside
+it (``<array>.password``), never into the configuration or a variable.
 
-Pinning happens at provisioning (the ``sensor`` step): the certificate each controller serves is
-read (SHA-256 of its DER form) and kept on the array's row when none is; when one is kept and a
-controller now serves another, the step fails naming both: a replaced certificate is pinned
-again only when an administrator clears the old one, never silently.
+Pinning happens at provisioning (the ``sensor`` step), per controller, as each E-series
+controller has its own self-signed certificate: the certificate a controller serves is read
+(SHA-256 of its DER form) and kept as that controller's pin when it has none; when one is kept
+and the controller now serves another, the step fails naming the controller and both
+certificates: a replaced certificate is pinned again only when an administrator clears that
+controller's pin, never silently.
 """
 
 from __future__ import annotations
@@ -25,12 +28,9 @@ from pathlib import Path
 from django.conf import settings
 
 from portal.inventory.models import StorageArray
-from provisioning.names import split_controller_address
+from provisioning.names import split_controller_address, unit_name_problem
 
-# The secret file (runner) that the collector's play copies to the password file.
-PASSWORD_SECRET = "santricity-monitor-password"
 CONFIG_FILE = "collector.conf"
-PASSWORD_FILE = "monitor.password"
 CONNECT_SECONDS = 10
 
 
@@ -41,7 +41,17 @@ class ArrayAccessError(Exception):
 @dataclass(frozen=True)
 class CollectorFiles:
     config: str  # the configuration's text (no secret in it)
-    password: str  # the monitor password file's content
+    passwords: dict[str, str]  # array -> its monitor password file's content
+
+
+def password_secret(array: str) -> str:
+    """The secret file (runner) that the collector's play copies to the array's password file
+    (collector.yml names it the same way)."""
+    return f"santricity-monitor-password-{array}"
+
+
+def password_file(directory: Path, array: str) -> Path:
+    return directory / f"{array}.password"
 
 
 def collector_dir() -> Path:
@@ -61,8 +71,10 @@ def rest_arrays() -> list[StorageArray]:
 
 def take_from_virtual_rack(rack: Path | None) -> list[str]:
     """On the virtual rack the rack is the hardware: each array's controller addresses and
-    monitor account come from its ``rack.json`` management record, where the rack has one.
-    The only place the appliance reads the rack's record. Returns the arrays changed."""
+    monitor account come from its ``rack.json`` management record, where the rack has one, and
+    each controller's certificate is pinned from it when that controller has no pin (an older
+    rack's record, with one certificate for the array, pins it to both). The only place the
+    appliance reads the rack's record. Returns the arrays changed."""
     if rack is None:
         return []
     try:
@@ -76,15 +88,17 @@ def take_from_virtual_rack(rack: Path | None) -> list[str]:
             continue
         a, b = (record["controllers"][c] for c in ("A", "B"))
         password = (rack / record["password_file"]).read_text().strip()
-        before = (array.management_a, array.management_b, array.monitor_user)
+        before = (array.management_a, array.management_b, array.monitor_user, array.pins)
         array.management_a = f"{a['address']}:{a['port']}"
         array.management_b = f"{b['address']}:{b['port']}"
         array.monitor_user = record["user"]
-        if not array.certificate_sha256 and not settings.OSTARA_ARRAY_CA_FILE:
-            array.certificate_sha256 = record["sha256"].lower()
-        if before != (array.management_a, array.management_b, array.monitor_user) or (
-            array.monitor_password != password
-        ):
+        if not settings.OSTARA_ARRAY_CA_FILE:
+            for controller, pinned in array.pins.items():
+                served = record["controllers"][controller].get("sha256") or record.get("sha256")
+                if not pinned and served:
+                    array.pin(controller, served.lower())
+        after = (array.management_a, array.management_b, array.monitor_user, array.pins)
+        if before != after or array.monitor_password != password:
             array.set_monitor_password(password)
             array.full_clean()
             array.save()
@@ -106,70 +120,71 @@ def served_fingerprint(address: str, timeout: float = CONNECT_SECONDS) -> str:
 
 
 def pin_certificates(arrays: list[StorageArray], say: Callable[[str], None]) -> None:
-    """Pin each array's certificate if none is pinned; refuse one that changed.
+    """Pin each controller's certificate if it has none; refuse one that changed.
 
-    Raises ``ArrayAccessError`` for an array serving another certificate than the pinned one
-    (both fingerprints named), or one with nothing pinned whose controllers both do not answer.
-    A pinned array that does not answer is said and left as it is: the collector will report
-    it, and its certificate is checked again on every connection.
+    Raises ``ArrayAccessError`` for a controller serving another certificate than its own pin
+    (the array, the controller, its address and both fingerprints named), or an array with
+    nothing pinned whose controllers both do not answer. A controller that does not answer is
+    said and left as it is: pinned, the collector reports it and checks its certificate on every
+    connection; not pinned yet, the collector does not ask it until a later sensor step pins it.
     """
     if settings.OSTARA_ARRAY_CA_FILE:
         say(f"arrays' certificates verified against {settings.OSTARA_ARRAY_CA_FILE}; none pinned")
         return
     for array in arrays:
-        pinned = array.certificate_sha256.split()
-        served: list[str] = []
-        silent: list[str] = []
-        for controller, address in zip("AB", array.controller_addresses, strict=True):
+        changed: list[str] = []
+        for (controller, pinned), address in zip(
+            array.pins.items(), array.controller_addresses, strict=True
+        ):
+            where = f"array {array.name}: controller {controller} ({address})"
             try:
-                fingerprint = served_fingerprint(address)
+                served = served_fingerprint(address)
             except (OSError, ssl.SSLError) as error:
-                silent.append(f"controller {controller} ({address}): {error}")
+                later = "" if pinned else "; its certificate is pinned when it answers"
+                say(f"{where}: {error}{later}")
                 continue
-            if pinned and fingerprint not in pinned:
+            if not pinned:
+                array.pin(controller, served)
+                changed.append(f"certificate_{controller.lower()}_sha256")
+                say(f"{where}: pinned certificate {served}")
+            elif served != pinned:
                 raise ArrayAccessError(
-                    f"array {array.name}: controller {controller} ({address}) serves the "
-                    f"certificate {fingerprint}, not the pinned {' '.join(pinned)}. If the "
-                    "controller or its certificate was replaced on purpose, clear the array's "
-                    "pinned certificate (Storage arrays in the admin) and run the sensor step "
-                    "again; otherwise find out who answers at that address."
+                    f"{where} serves the certificate {served}, not its pinned {pinned}. If "
+                    f"controller {controller} or its certificate was replaced on purpose, clear "
+                    f"controller {controller}'s certificate of {array.name} (Storage arrays in "
+                    "the admin) and run the sensor step again; otherwise find out who answers "
+                    "at that address."
                 )
-            if fingerprint not in served:
-                served.append(fingerprint)
-        for reason in silent:
-            say(f"array {array.name}: {reason}")
-        if pinned:
-            say(f"array {array.name}: certificate as pinned ({' '.join(pinned)})")
-            continue
-        if not served:
+            else:
+                say(f"{where}: certificate as pinned ({pinned})")
+        if changed:
+            array.save(update_fields=changed)
+        elif not any(array.pins.values()):
             raise ArrayAccessError(
-                f"array {array.name}: neither controller answered, so its certificate cannot be "
-                "pinned; check the controllers' management addresses and network, then run the "
-                "sensor step again"
+                f"array {array.name}: neither controller answered, so their certificates cannot "
+                "be pinned; check the controllers' management addresses and network, then run "
+                "the sensor step again"
             )
-        array.certificate_sha256 = " ".join(served)
-        array.save(update_fields=["certificate_sha256"])
-        say(f"array {array.name}: pinned certificate {array.certificate_sha256}")
 
 
 def collector_files(arrays: list[StorageArray], directory: Path) -> CollectorFiles:
-    """The collector's configuration for ``arrays`` and its password file's content.
+    """The collector's configuration for ``arrays`` and each array's password file content.
 
-    One monitor account for all arrays (the collector logs in to every array as it): arrays
-    given different ones are refused, naming them.
+    Each array has its own monitor account (``user`` and ``password_file`` in its section);
+    an array without a password is refused, naming it.
     """
-    accounts = {(a.monitor_user, a.monitor_password) for a in arrays}
-    if len(accounts) > 1:
-        raise ArrayAccessError(
-            "the arrays' monitor accounts differ ("
-            + ", ".join(f"{a.name}: {a.monitor_user}" for a in arrays)
-            + "); the array collector logs in to every array with one account: give them the "
-            "same user and password"
-        )
-    (user, password), *_ = accounts or {("", "")}
-    if arrays and not password:
-        raise ArrayAccessError(f"array {arrays[0].name}: the monitor account's password is missing")
     ca_file = settings.OSTARA_ARRAY_CA_FILE
+    passwords: dict[str, str] = {}
+    for array in arrays:
+        # The name becomes a file and a secret's name: checked again, never trusted.
+        if problem := unit_name_problem(array.name):
+            raise ArrayAccessError(f"array {array.name!r}: {problem}")
+        if not array.monitor_password:
+            raise ArrayAccessError(
+                f"array {array.name}: the monitor account's password is missing; set it in "
+                "the admin (Storage arrays) and run the sensor step again"
+            )
+        passwords[array.name] = array.monitor_password + "\n"
     lines = [
         "# Written by Ostara's provisioning (the sensor step); changes are overwritten.",
         "# The arrays' REST collector of this management server (sensors/README.md, Arrays).",
@@ -188,14 +203,16 @@ def collector_files(arrays: list[StorageArray], directory: Path) -> CollectorFil
         "",
         "[santricity]",
         f"arrays = {' '.join(a.name for a in arrays)}",
-        f"user = {user}",
-        f"password_file = {directory / PASSWORD_FILE}",
         f"interval = {settings.OSTARA_ARRAY_INTERVAL}",
     ]
     for array in arrays:
         lines += ["", f"[santricity.{array.name}]"]
         lines.append(f"controllers = {' '.join(array.controller_addresses)}")
-        lines.append(
-            f"ca_file = {ca_file}" if ca_file else f"fingerprint = {array.certificate_sha256}"
-        )
-    return CollectorFiles(config="\n".join(lines) + "\n", password=password + "\n")
+        if ca_file:
+            lines.append(f"ca_file = {ca_file}")
+        else:
+            # In the order of the controllers; `-`: not pinned yet, not asked.
+            lines.append(f"fingerprints = {' '.join(p or '-' for p in array.pins.values())}")
+        lines.append(f"user = {array.monitor_user}")
+        lines.append(f"password_file = {password_file(directory, array.name)}")
+    return CollectorFiles(config="\n".join(lines) + "\n", passwords=passwords)

@@ -143,12 +143,19 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
     answer = subprocess.run(shlex.split(pdu_status), capture_output=True, text=True)
     assert (answer.returncode, answer.stdout) == (0, "Status: ON\n"), answer.stderr
 
-    # The arrays are watched from the management server through their REST API, each array's
-    # certificate pinned; the servers' sensors no longer read them (issue 33). Each array's
-    # points are written once per interval, under the management server's name alone.
+    # The arrays are watched from the management server through their REST API, each
+    # controller's certificate pinned, each array's password in its own 0600 file; the servers'
+    # sensors no longer read them (issue 33). Each array's points are written once per
+    # interval, under the management server's name alone.
     collector = (virtual_rack / "arrays-collector" / "collector.conf").read_text()
     pinned = json.loads((virtual_rack / "rack.json").read_text())["arrays"]["ssu01-a"]
-    assert f"fingerprint = {pinned['management']['sha256']}" in collector
+    a, b = (pinned["management"]["controllers"][c]["sha256"] for c in "AB")
+    assert f"fingerprints = {a} {b}\n" in collector and a != b
+    password = virtual_rack / "arrays-collector" / "ssu01-a.password"
+    assert (
+        password.read_text() == (virtual_rack / pinned["management"]["password_file"]).read_text()
+    )
+    assert password.stat().st_mode & 0o777 == 0o600
     for host in ("mds01", "oss01"):
         config = load_config(virtual_rack / "hosts" / host / "etc" / "ostara" / "sensor.conf")
         assert not {"array", "santricity"} & set(config.collectors) and not config.array_smcli
