@@ -25,7 +25,9 @@ models and the E-Series Performance Analyzer collectors use them; sensors/README
 - `array_volume`, `array_drive`, `array_controller`, `array_interface`: the array's own
   analysed statistics (IOPS, MB/s, ms, percent).
 - `array_event`: the Major Event Log entries after the last sequence number seen (kept over
-  restarts in the spool directory); the first run takes only the newest `FIRST_EVENTS`.
+  restarts in the spool directory); the first run takes only the newest `FIRST_EVENTS`. A log
+  that no longer holds the last event seen nor any after it was cleared or restarted (a
+  controller replaced): it is read again from its start, and the collector's log says so.
 
 Arrays are asked in parallel; each array's conversation has a deadline (`[santricity]
 timeout`), so a dead array costs one timeout, never the round.
@@ -377,10 +379,17 @@ class SantricityCollector:
                 answers.statistics[kind] = found
         last = self.events.last(array.name)
         # The log is bounded (8192 entries): the first time it is read once, the newest kept.
-        start, count = (0, MEL_SIZE) if last is None else (last + 1, EVENTS_PER_ROUND)
-        events = self._extra(
-            answers, get, f"{SYSTEM}/mel-events", {"startSequenceNumber": start, "count": count}
-        )
+        # Later it is asked from the last event seen, which it still holds: an answer without
+        # it or anything after it is a log that started again (cleared, or a controller
+        # replaced), its numbers from 1 again, read from its start.
+        start, count = (0, MEL_SIZE) if last is None else (last, EVENTS_PER_ROUND + 1)
+        mel = f"{SYSTEM}/mel-events"
+        events = self._extra(answers, get, mel, {"startSequenceNumber": start, "count": count})
+        if events == [] and last:
+            answers.events_restarted = True
+            events = self._extra(
+                answers, get, mel, {"startSequenceNumber": 0, "count": EVENTS_PER_ROUND}
+            )
         if events is not None:
             answers.events = events if last is not None else events[-FIRST_EVENTS:]
             answers.events_read = True
@@ -404,6 +413,17 @@ class SantricityCollector:
         if not answers.events_read:
             return  # the events are asked for again from the same place next round
         last = self.events.last(array.name)
+        if answers.events_restarted:
+            log.warning(
+                "array %s: its event log started again (cleared, or a controller replaced): "
+                "event %s is gone and nothing follows it; reading the new log from its start "
+                "(%d event%s)",
+                array.name,
+                last,
+                len(answers.events),
+                "" if len(answers.events) == 1 else "s",
+            )
+            last = None
         newest = model.add_events(rnd, last)
         if newest is None and last is None:
             newest = 0  # an empty log: every event from now on is new (sequences start at 1)

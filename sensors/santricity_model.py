@@ -59,6 +59,8 @@ class Answers:
         self.statistics: dict[str, list[dict]] = {}
         self.events: list[dict] = []
         self.events_read = False  # False: the event log did not answer this round
+        # The log no longer holds the last event seen: it started again, read from its start.
+        self.events_restarted = False
         self.problems: list[str] = []
 
 

@@ -7,6 +7,7 @@
     python -m simulator inject  --rack DIR KIND [--server H] [--array A] [--drive T,D,S] ...
     python -m simulator clear   --rack DIR (FAILURE_ID | --all)
     python -m simulator replace-drive --rack DIR --array A --drive T,D,S   a technician's swap
+    python -m simulator clear-mel --rack DIR --array A   empty the array's event log (MEL)
     python -m simulator remove-real --rack DIR    power off real-cluster pairs, drop namespaces
     python -m simulator arrays-api --rack DIR     the arrays' SANtricity REST API, until SIGTERM
     python -m simulator status  --rack DIR [--json]
@@ -35,6 +36,7 @@ from pathlib import Path
 from provisioning.planner import SpecError, make_plan
 from simulator import failures, provision, realcluster, scenarios
 from simulator.rack import Rack
+from simulator.santricity import mel
 from simulator.scenarios import SCENARIOS
 from simulator.serve import cmd_arrays_api, cmd_serve
 from simulator.state import RackError, demo_rack_dir
@@ -210,6 +212,17 @@ def cmd_remove_real(args) -> int:
     else:
         print(f"powered off {', '.join(running) or 'nothing (all were off)'}; "
               f"namespaces of {', '.join(hosts)} removed")  # fmt: skip
+    return 0
+
+
+def cmd_clear_mel(args) -> int:
+    with Rack.open(args.rack) as rack:
+        array = rack.state["arrays"].get(args.array)
+        if array is None:
+            known = ", ".join(sorted(rack.state["arrays"])) or "none"
+            raise RackError(f"unknown array {args.array!r} (--array; the rack has {known})")
+        dropped = mel.clear(array)
+    print(f"cleared the event log of {args.array}: {dropped} events dropped, numbers from 1")
     return 0
 
 
@@ -506,6 +519,14 @@ def build_parser() -> argparse.ArgumentParser:
     replace.add_argument("--drive", required=True, help="tray,drawer,slot")
     replace.add_argument("--json", action="store_true")
     replace.set_defaults(func=cmd_replace_drive)
+
+    clear_mel = with_rack(
+        "clear-mel",
+        help="empty an array's Major Event Log, as SMcli's clear storageArray eventLog or a "
+        "replaced controller does: its sequence numbers start again at 1",
+    )
+    clear_mel.add_argument("--array", required=True)
+    clear_mel.set_defaults(func=cmd_clear_mel)
     return parser
 
 

@@ -74,7 +74,8 @@ def fact_statements(
     def window(measurement: str, least: int) -> int:
         return int(max(least, 3 * intervals[measurement]))
 
-    collectors = ", ".join(schema.interval_field(name) for name in schema.SCHEDULED_COLLECTORS)
+    # Each collector's interval, with its last run's seconds and lateness (`santricity_late`).
+    collectors = ", ".join(schema.SCHEDULE_FIELDS)
     hour = LAST_SEEN_WINDOW_SECONDS
     capacity = ", ".join(schema.CAPACITY_FIELDS)
     server = ("server",)
@@ -86,9 +87,9 @@ def fact_statements(
     polls, outlets = window("bmc_power", short), window("pdu_power", short)
     return {
         "sensor": FactStatement("last(collect_seconds)", "sensor", hour, server, aggregate=True),
-        # Each server's collectors' intervals in effect, from its newest `sensor` point (a
-        # collector whose rounds are its long interval, the array collector's, writes one an
-        # interval: the window holds three of the longest).
+        # Each server's collectors' intervals in effect and how late they run, from its newest
+        # `sensor` point (a collector whose rounds are its long interval, the array
+        # collector's, writes one an interval: the window holds three of the longest).
         "intervals": FactStatement(
             collectors, "sensor", int(max(short, 3 * max(intervals.values()))), server, flat=True
         ),

@@ -86,7 +86,19 @@ def _overview(request) -> dict:
         "checked": checked,
         "changes": changes.latest(RECENT_CHANGES),
         "refresh_seconds": settings.HEALTH_REFRESH_SECONDS,
+        "array_collector": _array_collector(tree, checked),
     }
+
+
+def _array_collector(tree: dict | None, checked) -> dict | None:
+    """The array collector's line of the filesystem's summary, its last round's age as of the
+    evaluation that stored it."""
+    found = (tree or {}).get("summary", {}).get("array_collector")
+    if not found:
+        return None
+    last = found.get("last_round")
+    ago = round(checked.timestamp() - last) if last is not None and checked else None
+    return {**found, "ago": max(0, ago) if ago is not None else None}
 
 
 def _tiles_of(version: str | None, tree: dict) -> tuple[list[dict], dict[str, int]]:

@@ -1,5 +1,6 @@
 """Each array's Major Event Log (MEL), as SANtricity keeps it: a bounded log of numbered events
-(sequence numbers only grow), written by the array when its hardware changes state.
+(sequence numbers only grow until the log is cleared, `clear`), written by the array when its
+hardware changes state.
 
 The rack does not log events where each failure is made: `observe` compares each array with
 what the log last saw (a small summary of what is not normal) whenever the rack is saved, so
@@ -175,6 +176,16 @@ def _append(log: dict, now: float, code: int, ident: str, location: str) -> None
     log["events"].append([log["next"], round(now, 3), code, ident, location])
     log["next"] += 1
     del log["events"][:-CAPACITY]
+
+
+def clear(array: dict) -> int:
+    """Empty the array's log, as SMcli's `clear storageArray eventLog;` or a replaced
+    controller leaves it: its numbers start again at 1. Returns how many events it dropped."""
+    log = array.setdefault("mel", {"next": 1, "events": [], "seen": None, "gen": None})
+    dropped = len(log["events"])
+    log["events"] = []
+    log["next"] = 1
+    return dropped
 
 
 def events(array: dict, start: int | None = None, count: int | None = None) -> list[list]:

@@ -33,6 +33,7 @@ from portal.health.rules.arrays import (
 from portal.health.rules.facts import (
     TEMPERATURE_KINDS,
     TEMPERATURE_LABELS,
+    ArrayCollectorFacts,
     ArrayFacts,
     BmcReading,
     DriveFacts,
@@ -84,6 +85,7 @@ __all__ = [
     "silent_after",
     "ServerFacts",
     "ArrayFacts",
+    "ArrayCollectorFacts",
     "PairFacts",
     "UnitFacts",
     "FilesystemFacts",

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from portal.health.rules.facts import ArrayFacts, DriveFacts, Thresholds, VolumeGroupFacts
+from portal.health.rules.facts import (
+    UNIT,
+    ArrayCollectorFacts,
+    ArrayFacts,
+    DriveFacts,
+    Thresholds,
+    VolumeGroupFacts,
+)
 from portal.health.rules.nodes import (
     GREEN,
     GREY,
@@ -25,21 +32,40 @@ VOLUME_GROUP_LEVELS = {
 }
 
 
-def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Thresholds) -> Node:
+def array_node(
+    array: ArrayFacts,
+    in_service: bool,
+    now: float,
+    limits: Thresholds,
+    collector: ArrayCollectorFacts | None = None,
+) -> Node:
+    """``collector``: the array collector, for an array it reads (``array.collected``)."""
     node = Node("array", array.name, key=array.key)
+    collector = collector if array.collected else None
     if array.last_seen is None:
         if not in_service:
             node.status = GREY
             node.reasons.append("not in service yet: no state reported")
+        elif collector is not None:
+            node.raise_to(
+                ORANGE, f"its state is unknown: {collector_silence(collector, now, limits)}"
+            )
         else:
             node.raise_to(ORANGE, "its state is unknown: no server's sensor reports it")
         return node
     if now - array.last_seen > limits.silent_after(array.interval):
-        node.raise_to(
-            ORANGE,
-            "its state is unknown: no server's sensor has reported it for "
-            f"{duration(now - array.last_seen)}",
-        )
+        if collector is not None:
+            silence = collector_silence(collector, now, limits, array.last_seen)
+            node.raise_to(ORANGE, f"its state is unknown: {silence}")
+        else:
+            node.raise_to(
+                ORANGE,
+                "its state is unknown: no server's sensor has reported it for "
+                f"{duration(now - array.last_seen)}",
+            )
+    elif collector is not None:
+        for sentence in collector_sentences(collector, now, limits):
+            node.raise_to(ORANGE, sentence)
     # The redundant parts it lost, and the parts whose failure explains its groups' state
     # (structured flags for the alerts: a failed part mutes its targets' symptoms).
     redundancy: list[str] = []
@@ -98,6 +124,81 @@ def array_node(array: ArrayFacts, in_service: bool, now: float, limits: Threshol
     if failed_parts:
         node.summary["failed_parts"] = failed_parts
     return node
+
+
+def collector_silence(
+    collector: ArrayCollectorFacts,
+    now: float,
+    limits: Thresholds,
+    last_seen: float | None = None,
+) -> str:
+    """Why an array the array collector reads has no fresh state, with what to check: the
+    collector itself silent, or its rounds coming without this array."""
+    where = f"the array collector on {collector.server}"
+    if collector.last_seen is None:
+        said = f"{where} has never reported ({UNIT})"
+        check = f"check that the {UNIT} service runs there and reaches InfluxDB"
+    elif collector_silent(collector, now, limits):
+        quiet = now - (last_seen if last_seen is not None else collector.last_seen)
+        said = f"{where} has not reported it for {duration(quiet)} ({UNIT})"
+        check = (
+            f"check the {UNIT} service there (systemctl status {UNIT}; journalctl -u {UNIT}) "
+            "and its way to InfluxDB"
+        )
+    else:
+        since = f" for {duration(now - last_seen)}" if last_seen is not None else ""
+        said = f"{where} has not reported this array{since}, though its rounds go on ({UNIT})"
+        check = (
+            "check the array's management addresses and monitor account in the inventory, "
+            f"then run the sensor step; its log: journalctl -u {UNIT}"
+        )
+    return f"{said}: {check}"
+
+
+def collector_silent(collector: ArrayCollectorFacts, now: float, limits: Thresholds) -> bool:
+    """No round of the array collector for more than two of its intervals."""
+    interval = collector.interval or limits.sensor_silence_seconds
+    return collector.last_seen is None or now - collector.last_seen > 2 * interval
+
+
+def collector_late(collector: ArrayCollectorFacts, now: float, limits: Thresholds) -> list[str]:
+    """What is wrong with the array collector itself, from its own `sensor` points: silent for
+    more than two of its intervals, or its run of the arrays late."""
+    found = []
+    if collector.last_seen is None:
+        found.append("it has never reported")
+    elif collector_silent(collector, now, limits):
+        found.append(f"no round for {duration(now - collector.last_seen)}")
+    if collector.late:
+        took = (
+            f" (its last run took {collector.run_seconds:.0f} s)" if collector.run_seconds else ""
+        )
+        found.append(f"its run of the arrays is {collector.late:.0f} s overdue{took}")
+    return found
+
+
+def collector_sentences(
+    collector: ArrayCollectorFacts, now: float, limits: Thresholds
+) -> list[str]:
+    """The reasons an array the collector reads takes from the collector's own health."""
+    return [
+        f"the array collector on {collector.server} is behind: {late} ({UNIT}; check its log, "
+        f"journalctl -u {UNIT}, and the arrays' answers)"
+        for late in collector_late(collector, now, limits)
+    ]
+
+
+def collector_summary(collector: ArrayCollectorFacts, now: float, limits: Thresholds) -> dict:
+    """The array collector's line for the dashboard (its filesystem's summary): where it runs,
+    its newest round, its interval and what is behind; "N s ago" is the page's arithmetic, so
+    the stored summary changes once a round, not every evaluation."""
+    return {
+        "server": collector.server,
+        "unit": UNIT,
+        "last_round": round(collector.last_seen) if collector.last_seen is not None else None,
+        "interval": collector.interval,
+        "behind": collector_late(collector, now, limits),
+    }
 
 
 def controller_state(array: ArrayFacts, failed: list[str]) -> str:

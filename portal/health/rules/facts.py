@@ -207,10 +207,27 @@ class ArrayFacts:
     # Controller -> what it refused when it did answer: "account" (the monitor account) or
     # "certificate" (not the one pinned at provisioning).
     refused: dict[str, str] = field(default_factory=dict)
+    # Read by the array collector (it has management addresses), not by its servers' SMcli.
+    collected: bool = False
     # Drives that are lost but belong to no volume group (hot spares).
     lost_spares: list[DriveFacts] = field(default_factory=list)
     volume_groups: list[VolumeGroupFacts] = field(default_factory=list)
     key: str = ""
+
+
+@dataclass
+class ArrayCollectorFacts:
+    """The array collector: the sensor with only its santricity collector, run by the
+    ``ostara-arrays`` unit on the management server, as its own `sensor` points tell."""
+
+    server: str  # where it runs, the `server` tag of its points (OSTARA_ARRAYS_SERVER)
+    last_seen: float | None = None  # time of its newest round
+    interval: float | None = None  # seconds between its runs of the arrays, as it says
+    late: float | None = None  # seconds its last run went past its interval (0: on time)
+    run_seconds: float | None = None  # how long its last run took
+
+
+UNIT = "ostara-arrays"  # the systemd unit that runs the array collector
 
 
 @dataclass
@@ -254,6 +271,8 @@ class RackFacts:
     now: float
     thresholds: Thresholds
     filesystems: list[FilesystemFacts] = field(default_factory=list)
+    # The array collector, when an array has management addresses (None: SMcli reads all).
+    array_collector: ArrayCollectorFacts | None = None
     # Object key ("server:3"; a pair's key marks its servers, arrays and targets) -> the job
     # that acts on it now or did lately.
     marks: dict[str, Mark] = field(default_factory=dict)

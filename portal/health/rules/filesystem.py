@@ -6,6 +6,7 @@ from __future__ import annotations
 from metrics import quantities
 from portal.health.rules.arrays import (
     array_node,
+    collector_summary,
     explained_by_drawers,
     failed_drawers,
     group_level,
@@ -52,6 +53,9 @@ def _filesystem(fs: FilesystemFacts, facts: RackFacts) -> Node:
     if lost:
         node.raise_to(RED, f"{name_list(lost)} lost: data striped over {it_them(lost)} is gone")
     _filesystem_capacity(node, targets, facts.thresholds)
+    collector = facts.array_collector
+    if collector is not None and any(a.collected for unit in fs.units for a in unit.arrays):
+        node.summary["array_collector"] = collector_summary(collector, facts.now, facts.thresholds)
     take_children(node)
     return node
 
@@ -97,7 +101,9 @@ def _unit(unit: UnitFacts, facts: RackFacts) -> Node:
     server_nodes = [
         server_node(server, unit, servers, in_service, now, limits) for server in servers.values()
     ]
-    arrays = [array_node(array, in_service, now, limits) for array in unit.arrays]
+    arrays = [
+        array_node(array, in_service, now, limits, facts.array_collector) for array in unit.arrays
+    ]
     drawers = {drawer for array in unit.arrays for drawer in failed_drawers(array)}
     targets = [target_node(target, servers, now, limits, drawers) for target in unit.targets]
     # What a job moves or builds shows the job, before the pair and the SSU take the colours.

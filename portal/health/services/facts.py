@@ -10,6 +10,7 @@ from collections import defaultdict
 from functools import lru_cache
 from typing import NamedTuple
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -99,7 +100,7 @@ def gather_facts(
     }
     ssu_names = {pair_id: name for pair_id, (_, name) in ssus.items()}
     arrays_by_pair: dict[int, list[StorageArray]] = defaultdict(list)
-    for array in StorageArray.objects.only("id", "name", "pair_id"):
+    for array in StorageArray.objects.only("id", "name", "pair_id", "management_a"):
         arrays_by_pair[array.pair_id].append(array)
     # Plain rows, not models: a 100-SSU rack has 2,000 groups and 2,400 targets, every round.
     groups = {
@@ -183,8 +184,23 @@ def gather_facts(
         )
         filesystems[pair.filesystem_id].units.append(unit)
     facts.filesystems = sorted(filesystems.values(), key=lambda fs: fs.name)
+    if any(a.management_a for arrays in arrays_by_pair.values() for a in arrays):
+        facts.array_collector = array_collector_facts(metrics)
     facts.marks = job_marks(thresholds.sensor_silence_seconds)
     return facts
+
+
+def array_collector_facts(metrics: Metrics) -> rules.ArrayCollectorFacts:
+    """The array collector's rounds, from its `sensor` points (server=OSTARA_ARRAYS_SERVER)."""
+    server = settings.OSTARA_ARRAYS_SERVER
+    schedule = metrics.schedules.get(server, {})
+    return rules.ArrayCollectorFacts(
+        server=server,
+        last_seen=metrics.sensor_seen.get(server),
+        interval=metrics.interval(server, schema.ARRAY_MEASUREMENT.name),
+        late=schedule.get("santricity_late"),
+        run_seconds=schedule.get("santricity_seconds"),
+    )
 
 
 def job_marks(silence_seconds: float) -> dict[str, rules.Mark]:
@@ -530,6 +546,7 @@ def _array_facts(
             metrics.array_reporter.get(array.name), schema.ARRAY_MEASUREMENT.name
         ),
         key=object_key(array),
+        collected=bool(array.management_a),
     )
     components = metrics.arrays.get(array.name, {})
     for (component, ident), point in sorted(components.items()):

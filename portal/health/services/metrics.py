@@ -141,6 +141,8 @@ class Metrics:
     array_reporter: dict[str, str] = field(default_factory=dict)
     # server -> collector -> seconds between its runs, as its newest `sensor` point says.
     intervals: dict[str, dict[str, float]] = field(default_factory=dict)
+    # server -> its newest `sensor` point's schedule fields (`santricity_late`, ...).
+    schedules: dict[str, dict] = field(default_factory=dict)
 
     def interval(self, server: str | None, measurement: str) -> float | None:
         """Seconds between the server's points of a measurement that comes on an interval of
@@ -228,6 +230,7 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
             for name in schema.SCHEDULED_COLLECTORS
             if point.get(schema.interval_field(name))
         }
+        metrics.schedules[point["server"]] = point
     kept.intervals = metrics.longest_intervals()
     read_signals(answers, metrics)
     for point in answers["node"]:

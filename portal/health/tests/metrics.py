@@ -29,6 +29,12 @@ class RackMetrics:
     # due), and the collectors' intervals the `sensor` point says ({"bmc": 60.0}).
     not_due: set[str] = field(default_factory=set)
     intervals: dict[str, float] = field(default_factory=dict)
+    # The array collector's server (OSTARA_ARRAYS_SERVER): it reports the arrays with
+    # management addresses, its own `sensor` point saying its santricity interval, and how
+    # late its run is (``collector_late``); ``collector_silent``: it sends nothing.
+    collector: str = ""
+    collector_late: float = 0.0
+    collector_silent: bool = False
 
     def lines(self, moment: float) -> list[str]:
         stamp = int(moment * 1000)
@@ -91,9 +97,19 @@ class RackMetrics:
                         f"{stamp}"
                     )
         reporters = {}
+        if self.collector and not self.collector_silent and "array" not in self.not_due:
+            late = f",santricity_late={self.collector_late}" if self.collector_late else ""
+            lines.append(
+                f"sensor,server={self.collector} points=50i,parse_errors=0i,collect_seconds=2.0,"
+                f"santricity_interval=60,santricity_seconds=2.0{late} {stamp}"
+            )
         for array in StorageArray.objects.prefetch_related("pair__servers"):
             if "array" in self.not_due:
                 break
+            if self.collector and array.management_a:
+                if not self.collector_silent:
+                    reporters[array.name] = self.collector
+                continue
             alive = [
                 s.hostname
                 for s in array.pair.servers.all()

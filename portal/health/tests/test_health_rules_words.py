@@ -2,7 +2,8 @@
 (issue 31): a failed drawer named as the drawer, the private network of a pair named as the
 cause, a reconstruction with its drive and percentage, a controller's state said once, the BMC's
 silence measured from the first poll it missed, slots in number order, and an array's state
-unknown only when no server's sensor reports it."""
+unknown only when no server's sensor reports it, or, for an array the array collector reads, the
+collector named with where it runs and what to check."""
 
 from __future__ import annotations
 
@@ -156,6 +157,64 @@ def test_an_array_no_server_reports_is_unknown_and_one_reporting_server_is_enoug
     # oss01 down: oss02's sensor still reads the array (the newest report of either counts).
     server(rack, "oss01").last_seen = NOW - 300
     array.last_seen = NOW - 5
+    assert nodes(rack)[("array", "ssu01-a")].status == rules.GREEN
+
+
+def collected(rack, collector_seen: float | None, **collector):
+    """ssu01-a read by the array collector on mgmt01, its newest round ``collector_seen``."""
+    unit(rack).arrays[0].collected = True
+    rack.array_collector = rules.ArrayCollectorFacts(
+        "mgmt01", last_seen=collector_seen, interval=60.0, **collector
+    )
+    return unit(rack).arrays[0]
+
+
+def test_an_array_the_array_collector_reads_names_the_collector_and_what_to_check():
+    rack = make_rack()
+    array = collected(rack, collector_seen=NOW - 130)
+    array.last_seen = NOW - 160
+    array.interval = 60.0
+    assert nodes(rack)[("array", "ssu01-a")].reasons == [
+        "its state is unknown: the array collector on mgmt01 has not reported it for 2 min "
+        "(ostara-arrays): check the ostara-arrays service there (systemctl status "
+        "ostara-arrays; journalctl -u ostara-arrays) and its way to InfluxDB"
+    ]
+    # Nothing of it in the last hour.
+    array.last_seen = None
+    rack.array_collector.last_seen = None
+    assert nodes(rack)[("array", "ssu01-a")].reasons == [
+        "its state is unknown: the array collector on mgmt01 has never reported (ostara-arrays): "
+        "check that the ostara-arrays service runs there and reaches InfluxDB"
+    ]
+    # The collector goes on, without this array: the array's configuration, not the service.
+    rack.array_collector.last_seen = NOW - 10
+    array.last_seen = NOW - 200
+    reasons = nodes(rack)[("array", "ssu01-a")].reasons
+    assert reasons[0].startswith(
+        "its state is unknown: the array collector on mgmt01 has not reported this array for "
+        "3 min, though its rounds go on (ostara-arrays): check the array's management addresses"
+    ), reasons
+    # The other array, read through SMcli by its servers, keeps the servers' wording.
+    mds_array = rack.filesystems[0].units[0].arrays[0]
+    mds_array.last_seen = None
+    assert nodes(rack)[("array", "mds01-a")].reasons == [
+        "its state is unknown: no server's sensor reports it"
+    ]
+
+
+def test_an_array_collector_behind_makes_the_arrays_it_reads_orange_and_says_why():
+    rack = make_rack()
+    collected(rack, collector_seen=NOW - 5, late=25.0, run_seconds=85.0)
+    found = nodes(rack)
+    assert found[("array", "ssu01-a")].status == ORANGE
+    assert found[("array", "ssu01-a")].reasons == [
+        "the array collector on mgmt01 is behind: its run of the arrays is 25 s overdue (its "
+        "last run took 85 s) (ostara-arrays; check its log, journalctl -u ostara-arrays, and "
+        "the arrays' answers)"
+    ]
+    # Arrays it does not read are not its concern; on time, the array is green again.
+    assert found[("array", "mds01-a")].status == rules.GREEN
+    rack.array_collector.late = 0.0
     assert nodes(rack)[("array", "ssu01-a")].status == rules.GREEN
 
 
