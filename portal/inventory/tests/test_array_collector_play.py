@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy.tests.conftest import read_only_but
 from portal.inventory import provisioning
 from portal.inventory.models import StorageArray
 from portal.inventory.provisioning import run_sensor_step
@@ -32,11 +33,6 @@ from sensors.config import load_config
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[3]
-# ProtectSystem=strict with ReadWritePaths=RUN_DIR, in a mount namespace of the play's own.
-SANDBOX = (
-    'mount --make-rprivate / && mount --bind "$1" "$1" && mount -o remount,bind,ro / '
-    '&& shift && exec "$@"'
-)
 PLAY_IN_A_PROCESS = """
 import dataclasses, json, sys
 from pathlib import Path
@@ -48,15 +44,6 @@ result = run_playbook(call["playbook"], call["inventory"], call["extravars"],
                       secrets=call["secrets"])
 json.dump({"result": dataclasses.asdict(result), "output": output}, sys.stdout)
 """
-
-
-def as_the_worker(run_dir: Path) -> list[str]:
-    """What runs a command as the production worker runs its jobs: only the run directory
-    writable. Tests running as root get a mount namespace where the rest is read-only; an
-    ordinary user cannot write outside its own files anyway."""
-    if os.geteuid() != 0:
-        return []
-    return ["unshare", "--mount", "sh", "-c", SANDBOX, "sh", str(run_dir)]
 
 
 def worker_home(run_dir: Path) -> dict[str, str]:
@@ -73,8 +60,8 @@ def worker_home(run_dir: Path) -> dict[str, str]:
 
 @pytest.fixture
 def playbooks(monkeypatch, settings) -> list[str]:
-    """collector.yml run for real (on a real appliance, as the worker would); sensor.yml, which
-    needs the rack's servers, only recorded."""
+    """collector.yml run for real (on a real appliance, as the worker's unit lets it: only the
+    run directory writable); sensor.yml, which needs the rack's servers, only recorded."""
     runs: list[str] = []
 
     def run(playbook, inventory, extravars=None, *, work_dir, on_output, secrets, **kwargs):
@@ -93,7 +80,7 @@ def playbooks(monkeypatch, settings) -> list[str]:
             "work_dir": str(work_dir), "secrets": secrets,
         }  # fmt: skip
         done = subprocess.run(
-            [*as_the_worker(run_dir), sys.executable, "-c", PLAY_IN_A_PROCESS],
+            [*read_only_but(run_dir), sys.executable, "-c", PLAY_IN_A_PROCESS],
             input=json.dumps(call),
             cwd=REPO,
             env={**os.environ, **worker_home(run_dir)},
