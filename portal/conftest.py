@@ -220,9 +220,12 @@ def stop_virtual_sensors(rack: Path) -> None:
     for pid_file in pid_files:
         try:
             pid = int(pid_file.read_text())
+            # A pid file outlives its process, and the pid may be another program's by now.
+            if b"sensors" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
             os.kill(pid, signal.SIGTERM)
             os.kill(pid, signal.SIGCONT)  # held while its virtual host is down
-        except (ValueError, ProcessLookupError):
+        except (ValueError, OSError):
             pass
 
 

@@ -2,12 +2,17 @@
 
 python -m sensors collect --root DIR --once --format line   # one round to stdout
 python -m sensors run --config /etc/ostara/sensor.conf      # the service
+
+`run` follows its configuration file (sensors.watch): when it or a password file it names
+changes, it finishes the round and executes itself again with the same arguments (same pid,
+the new configuration); when the file is gone, it stops with status 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 
@@ -15,6 +20,7 @@ from sensors.agent import Agent, first_tick
 from sensors.collect import Collector, sensor_fields
 from sensors.config import ConfigError, SensorConfig, load_config, validate
 from sensors.spool import SpoolError
+from sensors.watch import CHANGED, ConfigWatch
 
 
 def _parse_tag(text: str) -> tuple[str, str]:
@@ -72,7 +78,8 @@ def collect(args) -> int:
         time.sleep(max(0.0, tick - time.time()))
 
 
-def run(args) -> int:
+def run(args, argv: list[str]) -> int:
+    watch = ConfigWatch(args.config)
     config = load_config(args.config)
     agent = Agent(config)
     agent.install_signal_handlers()
@@ -85,11 +92,18 @@ def run(args) -> int:
         config.database,
         config.spool_dir,
     )
-    agent.run(max_rounds=args.rounds)
+    agent.run(max_rounds=args.rounds, until=watch.changed)
+    if watch.state == CHANGED and not agent.stop_event.is_set():
+        # The collectors, the spool and the connection are closed (Agent.run): a new process
+        # image reads the new configuration from the start, under the same pid.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "sensors", *argv])
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -97,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        return collect(args) if args.command == "collect" else run(args)
+        return collect(args) if args.command == "collect" else run(args, argv)
     except (ConfigError, SpoolError) as error:
         print(f"sensor: {error}", file=sys.stderr)
         return 2

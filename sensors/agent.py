@@ -15,6 +15,7 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 
 from sensors import schema
 from sensors.collect import Collector, sensor_fields
@@ -69,7 +70,9 @@ class Agent:
             len(self.spool),
         )
 
-    def run(self, max_rounds: int | None = None) -> None:
+    def run(self, max_rounds: int | None = None, until: Callable[[], bool] | None = None) -> None:
+        """Rounds until stopped (a signal), ``max_rounds`` are done, or ``until()``, asked
+        after each round, says so."""
         interval = self.config.interval
         tick = first_tick(time.time(), interval)
         try:
@@ -81,6 +84,8 @@ class Agent:
                 except Exception:  # a bug must cost one round, not the service
                     log.exception("round at %s failed", tick)
                 if max_rounds is not None and self.rounds >= max_rounds:
+                    break
+                if until is not None and not self.stop_event.is_set() and until():
                     break
                 tick += interval
                 now = time.time()

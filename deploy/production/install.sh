@@ -38,6 +38,9 @@ nginx_log_dir=${OSTARA_NGINX_LOG_DIR:-/var/log/nginx}
 redis_url=${REDIS_URL:-redis://127.0.0.1:6379/0}
 influxdb_url=${INFLUXDB_URL:-http://127.0.0.1:8086}
 units=(ostara-portal ostara-worker ostara-beat)
+# The arrays' collector: started by its path unit once provisioning has written its
+# configuration, so not (re)started with the others.
+arrays_units=(ostara-arrays.service ostara-arrays.path)
 
 # check NAME VALUE PATTERN WHAT: refuse a value that would not survive the templates or a shell.
 check() {
@@ -98,6 +101,7 @@ render_all() {
     local dir=$1 unit
     mkdir -p "$dir"
     for unit in "${units[@]}"; do render "$unit.service.in" "$dir/$unit.service"; done
+    for unit in "${arrays_units[@]}"; do render "$unit.in" "$dir/$unit"; done
     render nginx-ostara.conf.in "$dir/nginx-ostara.conf"
     render ostara-manage.in "$dir/ostara-manage"
     chmod 755 "$dir/ostara-manage"
@@ -128,6 +132,9 @@ install_all() {
         say "created the system user $user"
     fi
     install -d -o "$user" -g "$user" -m 750 "$run_dir"
+    # The arrays' collector: its configuration, password files and spool (provisioning writes
+    # them as the user; ostara-arrays.service may write nothing else).
+    install -d -o "$user" -g "$user" -m 700 "$run_dir/arrays"
     install -d -o root -g "$user" -m 750 "$etc_dir"
     if [ ! -f "$env_file" ]; then
         render_env_file "$env_file" \
@@ -161,6 +168,9 @@ install_all() {
     for unit in "${units[@]}"; do
         install -m 644 "$staged/$unit.service" "/etc/systemd/system/$unit.service"
     done
+    for unit in "${arrays_units[@]}"; do
+        install -m 644 "$staged/$unit" "/etc/systemd/system/$unit"
+    done
     install -m 644 "$staged/nginx-ostara.conf" /etc/nginx/sites-available/ostara
     ln -sfn /etc/nginx/sites-available/ostara /etc/nginx/sites-enabled/ostara
     # Debian's welcome page would answer plain HTTP for every other name.
@@ -176,12 +186,16 @@ install_all() {
     "$manage" influxdb_setup
 
     systemctl daemon-reload
-    systemctl enable "${units[@]}"
+    systemctl enable "${units[@]}" "${arrays_units[@]}"
     systemctl restart "${units[@]}"
+    # The collector runs the checkout's code: a running one starts again with the new code; a
+    # stopped one waits for its configuration (the path unit).
+    systemctl try-restart ostara-arrays.service
+    systemctl start ostara-arrays.path
     nginx -t
     systemctl enable nginx
     systemctl reload-or-restart nginx
-    say "Ostara is installed: https://$server_name/ (services: ${units[*]}, logs: journalctl -u ostara-portal)"
+    say "Ostara is installed: https://$server_name/ (services: ${units[*]} ostara-arrays, logs: journalctl -u ostara-portal)"
 }
 
 case "${1:-install}" in

@@ -23,7 +23,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLER = REPO / "deploy" / "production" / "install.sh"
+# The portal's services, each ``<name>.service``; the arrays' collector comes with a path unit.
 UNITS = ("ostara-portal", "ostara-worker", "ostara-beat")
+ARRAYS_UNITS = ("ostara-arrays.service", "ostara-arrays.path")
 CREATE_DATABASE = REPO / "deploy" / "production" / "create-database.sql"
 
 
@@ -136,10 +138,12 @@ def read_env_file(path: Path) -> dict[str, str]:
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def unit_command(unit: Path, env_file: Path) -> tuple[list[str], dict[str, str], Path]:
+def unit_command(
+    unit: Path, env_file: Path | None = None
+) -> tuple[list[str], dict[str, str], Path]:
     """What systemd would run for ``unit``: ExecStart's words with ``${NAME}`` taken from the
-    unit's Environment= defaults overridden by the environment file, ``%%`` as ``%``; the
-    environment; the working directory."""
+    unit's Environment= defaults overridden by the environment file (a unit with none: no
+    file), ``%%`` as ``%``; the environment; the working directory."""
     defaults: dict[str, str] = {}
     command = directory = None
     for line in unit.read_text().splitlines():
@@ -151,7 +155,7 @@ def unit_command(unit: Path, env_file: Path) -> tuple[list[str], dict[str, str],
         elif key == "WorkingDirectory":
             directory = Path(value)
     assert command and directory, f"{unit.name} has no ExecStart or WorkingDirectory"
-    environment = defaults | read_env_file(env_file)
+    environment = defaults | (read_env_file(env_file) if env_file else {})
 
     def word(text: str) -> str:
         assert "%" not in text.replace("%%", ""), f"{unit.name}: a specifier the test cannot fill"
@@ -162,6 +166,23 @@ def unit_command(unit: Path, env_file: Path) -> tuple[list[str], dict[str, str],
         clean_environment() | environment,
         directory,
     )
+
+
+# Every mount read-only but the paths before "--", in a mount namespace of the command's own.
+_READ_ONLY_BUT = (
+    'mount --make-rprivate / && while [ "$1" != -- ]; do mount --bind "$1" "$1" || exit 1; '
+    'shift; done && shift && mount -o remount,bind,ro / && exec "$@"'
+)
+
+
+def read_only_but(*writable: Path) -> list[str]:
+    """What to put before a command so that it sees the file system as a unit with
+    ``ProtectSystem=strict`` and ``ReadWritePaths=`` these paths does. Tests running as root
+    get a mount namespace where the rest is read-only (``unshare``); an ordinary user writes
+    outside its own files no more than the unit's user does, so it runs the command as it is."""
+    if os.geteuid() != 0:
+        return []
+    return ["unshare", "--mount", "sh", "-c", _READ_ONLY_BUT, "sh", *map(str, writable), "--"]
 
 
 def postgresql_bin() -> Path:

@@ -148,8 +148,9 @@ def run_sensor_step(run: StepRun) -> None:
 
 
 def _run_collector_play(run: StepRun, arrays: list[StorageArray], files: CollectorFiles) -> None:
-    """collector.yml: configure and (re)start the collector, or stop it when it reads nothing.
-    Each array's monitor password is a secret file of the run, copied to its password file."""
+    """collector.yml: write the collector's files, or remove them when it reads nothing (the
+    collector follows them by itself; on a virtual rack the play also starts it). Each array's
+    monitor password is a secret file of the run, copied to its password file."""
     console = run.console
     result = run_playbook(
         "collector.yml",

@@ -230,9 +230,10 @@ OSTARA_CLUSTER_INTERVAL = env_int("OSTARA_CLUSTER_INTERVAL", 10)
 OSTARA_LNET_INTERVAL = env_int("OSTARA_LNET_INTERVAL", 10)
 # The arrays' REST collector (issue 33): one sensor process on this management server, with only
 # the santricity collector, its points tagged server=OSTARA_ARRAYS_SERVER. Its configuration,
-# each array's monitor password file and spool live in OSTARA_ARRAYS_DIR; empty:
-# /etc/ostara/arrays (what the ostara-arrays unit reads), or on a virtual rack its
-# arrays-collector/ directory.
+# each array's monitor password file and spool live in OSTARA_ARRAYS_DIR; empty: RUN_DIR/arrays
+# (what the production install's ostara-arrays units read), or on a virtual rack its
+# arrays-collector/ directory. Provisioning only writes them; the collector follows its files
+# by itself.
 # OSTARA_ARRAY_CA_FILE: the site's CA for the arrays' certificates; when set, TLS is verified
 # against it and no certificate is pinned. It asks every OSTARA_ARRAY_INTERVAL seconds.
 OSTARA_ARRAYS_SERVER = env_str("OSTARA_ARRAYS_SERVER", socket.gethostname().split(".")[0])

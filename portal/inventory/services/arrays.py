@@ -56,12 +56,13 @@ def password_file(directory: Path, array: str) -> Path:
 
 def collector_dir() -> Path:
     """Where the collector's configuration, password file, spool (and on a virtual rack its
-    pid file and log) live."""
+    pid file and log) live: the run directory's ``arrays/``, which the worker's user writes and
+    the production install's ostara-arrays units read (deploy/production)."""
     if settings.OSTARA_ARRAYS_DIR:
         return Path(settings.OSTARA_ARRAYS_DIR)
     if settings.VIRTUAL_RACK is not None:
         return Path(settings.VIRTUAL_RACK) / "arrays-collector"
-    return Path("/etc/ostara/arrays")
+    return settings.RUN_DIR / "arrays"
 
 
 def rest_arrays() -> list[StorageArray]:
