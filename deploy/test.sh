@@ -60,14 +60,15 @@ interrupted=no
 pytest_pid=""
 timer=""
 # interrupt: pytest gets one SIGINT (KeyboardInterrupt: it tears its fixtures down), then has
-# a minute before it is killed; this script carries on to the sweep.
+# 20 s before it is killed (a stop is due at once; what its teardown had not stopped yet, the
+# sweep stops); this script carries on to the sweep.
 interrupt() {
     interrupted=yes
     trap '' INT TERM HUP
     if [ -n "$pytest_pid" ]; then
         kill -INT "$pytest_pid" 2>/dev/null
         # Started with the signals ignored here: env gives it TERM back, for the sweep.
-        env --default-signal=TERM sh -c 'sleep 60 && kill -KILL "$1"' timer "$pytest_pid" &
+        env --default-signal=TERM sh -c 'sleep 20 && kill -KILL "$1"' timer "$pytest_pid" &
         timer=$!
     fi
 }

@@ -10,13 +10,9 @@ import base64
 import copy
 import hashlib
 import json
-import os
 import shutil
-import signal
 import socket
 import ssl
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -31,7 +27,7 @@ from simulator import failures, provision, scenarios
 from simulator.rack import Rack
 from simulator.santricity import mel
 from simulator.santricity.server import ArraysApi
-from simulator.tests.conftest import MDS_SPEC, REPO, simulator_cli
+from simulator.tests.conftest import MDS_SPEC, REPO
 from simulator.topology import touch
 
 SPARES_SPEC = REPO / "provisioning/tests/specs/me4084_ssu.json"
@@ -556,50 +552,3 @@ def test_array_slow_wants_a_volume_group(rack):
 
     with pytest.raises(RackError, match="array-slow needs --volume-group"):
         change(rack, lambda r: failures.inject(r, "array-slow", array=ARRAY))
-
-
-# -- the command ----------------------------------------------------------------------------
-
-
-def test_arrays_api_command_records_its_ports_and_stops_on_sigterm(rack):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simulator", "arrays-api", "--rack", str(rack)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
-    try:
-        lines = []
-        while not lines or not lines[-1].startswith("serving"):
-            line = process.stdout.readline()
-            assert line, process.stderr.read()
-            lines.append(line)
-        record = management(rack)
-        port = record["controllers"]["B"]["port"]
-        assert f"{ARRAY} controller B: https://127.0.0.1:{port}\n" in lines
-        started = time.monotonic()
-        assert get(rack, f"{SYSTEM}/controllers", controller="B")
-        # An answer takes a real controller's time (--response-ms, 100 by default).
-        assert time.monotonic() - started >= 0.1
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-        assert refused(rack, "B")
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-
-
-def test_serve_can_run_the_arrays_api_beside_the_clock(rack):
-    result = simulator_cli(
-        "serve", "--rack", str(rack), "--once", "--interval", "0.05", "--trees-in-place",
-        "--arrays-api",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    record = management(rack)
-    port = record["controllers"]["A"]["port"]
-    assert f"{ARRAY} controller A: https://127.0.0.1:{port}" in result.stdout
-    assert refused(rack, "A")  # it stopped with serve
