@@ -37,7 +37,8 @@ REDUNDANCY = "redundancy"
 # The kinds of object each health condition can hold for (the others never carry the flag).
 HEALTH_KINDS = {
     ON_PARTNER: (NodeKind.TARGET,),
-    SILENT: (NodeKind.SERVER,),
+    # An array only when the array collector reads it and it has gone silent for it.
+    SILENT: (NodeKind.SERVER, NodeKind.ARRAY),
     VOLUME_GROUP: (NodeKind.TARGET,),
     FULL: (NodeKind.TARGET,),
     HOT: (NodeKind.SERVER,),

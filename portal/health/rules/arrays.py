@@ -57,6 +57,9 @@ def array_node(
         if collector is not None:
             silence = collector_silence(collector, now, limits, array.last_seen)
             node.raise_to(ORANGE, f"its state is unknown: {silence}")
+            # The alerts' "Sensor silent": nobody else watches it (read through SMcli, its
+            # servers' own silence is what is told).
+            node.summary["silent"] = True
         else:
             node.raise_to(
                 ORANGE,

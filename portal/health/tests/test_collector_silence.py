@@ -10,6 +10,10 @@ import time
 
 import pytest
 
+from portal.alerts import conditions
+from portal.alerts.choices import ConditionKind
+from portal.alerts.models import Rule
+from portal.alerts.services.observation import HealthIndex, observe_rule
 from portal.health.services.evaluation import evaluate, evaluate_and_store
 from portal.health.tests.metrics import RackMetrics
 from portal.inventory.models import StorageArray
@@ -108,6 +112,13 @@ def test_an_array_the_array_collector_reads_names_the_collector_when_silent(
     status, reasons = found[("array", "ssu01-b")]
     assert status == "orange"
     assert reasons == ["its state is unknown: no server's sensor has reported it for 2 min"]
+    # The built-in "Sensor silent" alert holds for the array nobody else watches; for the one
+    # read through SMcli, its servers' own silence is what is told.
+    health = HealthIndex.of_trees(evaluate(now))
+    silent_rule = Rule(condition=ConditionKind.HEALTH, health_state=conditions.SILENT)
+    observed = {obs.label: obs for obs, kind in observe_rule(silent_rule, health, now)}
+    assert observed["ssu01-a"].true and "array collector on mgmt01" in observed["ssu01-a"].summary
+    assert not observed["ssu01-b"].true
 
 
 def dashboard_line(client) -> tuple[str, str]:
