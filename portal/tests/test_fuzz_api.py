@@ -112,11 +112,8 @@ def api_world(services, world, unreachable_rack, settings):
     # Thousands of examples a minute as one user in `make fuzz`: the input is fuzzed, not the
     # rate (portal/console/tests/test_console_on_the_running_portal.py tests the rate).
     settings.OSTARA_THROTTLE_USER_RATE = None
-    # Basic auth checks the password on every request: a fast hash keeps the examples many.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    for role in ROLES:
-        world[role].set_password(f"pw-{role}-123!")
-        world[role].save()
+    # Basic auth checks the password on every request: the test settings' fast hash keeps the
+    # examples many.
     for signal in (signals.request_started, signals.request_finished):
         signal.disconnect(close_old_connections)
     yield world
