@@ -18,7 +18,7 @@ from portal.inventory.choices import TargetState
 from portal.inventory.models import Server, ServerPair, Target
 from portal.inventory.provisioning import KIND, start_fencing_update
 from portal.inventory.services import save_plans
-from portal.jobs.choices import JobState
+from portal.jobs.choices import JobState, StepState
 from portal.jobs.services import create_job, retry
 from portal.jobs.worker import run_job
 from portal.surveys.tests.outcomes import ACCEPTED
@@ -75,7 +75,7 @@ def _failed_output(job) -> str:
     return failed.output[-4000:] if failed else ""
 
 
-def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(
+def test_provisioning_retries_a_failed_step_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(  # noqa: E501
     virtual_rack, client, world
 ):
     credentials = {
@@ -84,8 +84,23 @@ def test_provisioning_builds_the_pairs_reruns_without_change_and_survives_an_oss
         "oss02": ("root", TEMPLATE_PASSWORD),
     }
     save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], credentials)
+    # oss02 is down when the job starts: the step that fails shows its output, nothing after
+    # it runs, and retry resumes there once the server is back.
+    simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss02")
     job = _provision(["mds01", "ssu01"])
+    assert job.state == JobState.FAILED
+    failed = job.steps.get(state="failed")
+    assert failed.name == "preflight"
+    assert "oss02" in failed.output and "No route to host" in failed.output
+    assert job.steps.get(name="array").state == StepState.PENDING
+
+    simulator("clear", "--rack", str(virtual_rack), "--all")  # the server is back
+    retry(job)
+    run_job(job.pk)
+    job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED, _failed_output(job)
+    assert job.steps.get(name="preflight").log.count("started (attempt") == 2
+    assert job.steps.get(name="array").log.count("started (attempt") == 1
     # The job ends with the acceptance survey of the new SSU, judged against its plan.
     assert ACCEPTED.match(job.outcome), job.outcome
     assert "(expected 9.6 GiB/s)" in job.outcome  # the plan's 9,800 MiB/s
@@ -208,21 +223,3 @@ def _pdu_command(rack, host: str) -> str:
 
 def _was_fenced(rack: dict, host: str) -> bool:
     return host in json.dumps(rack["fence_history"]) and rack["servers"][host]["state"] != "up"
-
-
-def test_a_step_that_fails_shows_its_output_and_retry_resumes_there(virtual_rack):
-    save_plans([load_spec("mds_pair"), load_spec("reference_ssu")], BMC)
-    simulator("inject", "--rack", str(virtual_rack), "server-crash", "--server", "oss02")
-    job = _provision(["mds01", "ssu01"])
-    assert job.state == JobState.FAILED
-    failed = job.steps.get(state="failed")
-    assert failed.name == "preflight"
-    assert "oss02" in failed.output and "No route to host" in failed.output
-
-    simulator("clear", "--rack", str(virtual_rack), "--all")  # the server is back
-    retry(job)
-    run_job(job.pk)
-    job.refresh_from_db()
-    assert job.state == JobState.SUCCEEDED, _failed_output(job)
-    assert job.steps.get(name="preflight").log.count("started (attempt") == 2
-    assert job.steps.get(name="array").log.count("started (attempt") == 1
