@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help install demo stop status test lint bench fuzz
+.PHONY: help install demo stop status test long lint bench fuzz
 
 help:
 	@echo "make demo   install what is missing, start the services and the portal on the virtual rack,"
@@ -10,6 +10,7 @@ help:
 	@echo "make stop   stop the demo (its data is kept in .run/demo)"
 	@echo "make status show what of the demo is running"
 	@echo "make test   install what is missing, run the whole suite on its own services"
+	@echo "            (but the long walks on the demo: make long)"
 	@echo "make bench  run the benchmarks"
 	@echo "make fuzz   only the fuzz tests (API, forms, specs, names), with many more examples"
 	@echo "            (OSTARA_FUZZ_EXAMPLES each, default $(FUZZ_EXAMPLES): about 32 minutes)"
@@ -28,7 +29,10 @@ status:
 	@deploy/demo.sh status
 
 test: install
-	@deploy/test.sh $(PYTEST_ARGS)
+	@deploy/test.sh -m "not long" $(PYTEST_ARGS)
+
+long: install
+	@deploy/test.sh -m long $(PYTEST_ARGS)
 
 lint: install
 	.venv/bin/ruff check .

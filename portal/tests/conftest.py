@@ -3,8 +3,8 @@
 
 The walks that use it run in their files' order: the newcomer's first minutes
 (test_demo_first_minutes_browser.py) first, on the demo as fresh as `make demo` leaves it, then
-the operator's hour (test_operator_hour_browser.py), which fails and replaces a drive and stops
-the demo's mail server for a while."""
+(`make long`) the planned acts and the operator's hour (test_operator_hour_browser.py), which
+fails and replaces a drive and stops the demo's mail server for a while."""
 
 from __future__ import annotations
 
@@ -42,10 +42,13 @@ def demo_script(demo: dict, action: str, timeout: float = 300) -> subprocess.Com
 @pytest.fixture(scope="session")
 def fresh_demo(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("demo-run")
+    # The demo's own settings, but the run's mark (deploy/test.sh): an interrupted run's sweep
+    # finds the demo's processes by it, as every other process the run started.
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("OSTARA_", "REDIS_URL", "INFLUXDB_", "DJANGO_SETTINGS"))
+        if key == "OSTARA_TEST_RUN"
+        or not key.startswith(("OSTARA_", "REDIS_URL", "INFLUXDB_", "DJANGO_SETTINGS"))
     }
     env.update(
         OSTARA_RUN_DIR=str(run_dir),

@@ -29,7 +29,8 @@ from portal.tests.test_demo_first_minutes_browser import (
     wait_for_job,
 )
 
-pytestmark = [pytest.mark.browser]
+# A walk of ten minutes that repeats what shorter tests prove one by one: `make long`.
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 
 ARRAY, GROUP = "ssu01-a", "ssu01-a-vg00"
 SEEN_SECONDS = 120  # sensors report the failed drive and health records it
