@@ -116,8 +116,8 @@ def appliance(postgresql, tmp_path_factory):
                     pytest.fail(f"{process.args[0]} exited with {process.returncode}: {log_path}")
             try:
                 requests.get(f"{site['https']}/accounts/login/", verify=site["verify"], timeout=5)
-            except requests.ConnectionError:
-                return False
+            except (requests.ConnectionError, requests.Timeout):
+                return False  # not listening yet, or a worker still starting: asked again
             return True
 
         wait_for("the portal through nginx", portal_answers)

@@ -102,6 +102,9 @@ def test_corosync_itself_accepts_the_file(tmp_path):
         "    crypto_hash: sha256\n", f"    crypto_hash: sha256\n    keyfile: {key}\n"
     )
     (tmp_path / "corosync.conf").write_text(conf)
+    # The file logs where RHEL's corosync package logs; Debian's package makes no such directory
+    # (it logs to /var/log/corosync), and `corosync -t` opens the log file.
+    Path("/var/log/cluster").mkdir(parents=True, exist_ok=True)
     checked = subprocess.run(
         ["corosync", "-t", "-c", str(tmp_path / "corosync.conf")],
         capture_output=True,

@@ -33,16 +33,18 @@ def rack(tmp_path_factory):
 
 def collector_for(root: Path, spool: Path) -> SantricityCollector:
     """The array collector as provisioning configures it for ARRAY: its controllers' ports,
-    the pinned certificate and the monitor account the rack recorded."""
+    each one's pinned certificate and the array's monitor account, as the rack recorded them."""
     record = json.loads((root / "rack.json").read_text())["arrays"][ARRAY]["management"]
     addresses = tuple(("127.0.0.1", record["controllers"][name]["port"]) for name in ("A", "B"))
+    array = SantricityArray(
+        ARRAY,
+        addresses,
+        tuple(record["controllers"][name]["sha256"] for name in ("A", "B")),
+        user=record["user"],
+        password=(root / record["password_file"]).read_text().strip(),
+    )
     config = SensorConfig(
-        server="mgmt01",
-        spool_dir=str(spool),
-        santricity_arrays=(SantricityArray(ARRAY, addresses, fingerprint=record["sha256"]),),
-        santricity_user=record["user"],
-        santricity_password=(root / record["password_file"]).read_text().strip(),
-        santricity_timeout=10.0,
+        server="mgmt01", spool_dir=str(spool), santricity_arrays=(array,), santricity_timeout=10.0
     )
     return SantricityCollector(config)
 

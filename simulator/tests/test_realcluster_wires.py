@@ -165,7 +165,8 @@ def test_starting_a_corosync_that_never_answers_fails_as_systemd_does(tmp_path):
     )
     done = subprocess.run(
         ["unshare", "--pid", "--fork", "--mount-proc", "--net", "sh", "-c",
-         f"mount --bind {logs} /var/log/cluster && exec {sys.executable} -c \"{code}\""],
+         f"mkdir -p /var/log/cluster && mount --bind {logs} /var/log/cluster"
+         f" && exec {sys.executable} -c \"{code}\""],
         capture_output=True, text=True, timeout=60, cwd=REPO_ROOT,
         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "PYTHONPATH": str(REPO_ROOT)},
     )  # fmt: skip
