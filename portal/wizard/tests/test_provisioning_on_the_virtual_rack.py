@@ -75,7 +75,7 @@ def _failed_output(job) -> str:
     return failed.output[-4000:] if failed else ""
 
 
-def test_provisioning_retries_a_failed_step_builds_the_pairs_reruns_without_change_and_survives_an_oss_crash(  # noqa: E501
+def test_provisioning_resumes_a_failed_step_reruns_without_change_and_survives_an_oss_crash(
     virtual_rack, client, world
 ):
     credentials = {

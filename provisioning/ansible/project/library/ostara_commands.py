@@ -10,9 +10,9 @@ the task naming the command and its stderr. The playbook checks the argv lists b
 (cluster.yml: Pacemaker's tools only, no name that reads as an option).
 
 Options: ``argvs`` (list of lists of strings). Returns ``results``: per command run, its
-``argv``, ``rc``, ``stdout`` and ``stderr``; ``changed`` when at least one ran."""
+``argv``, ``rc``, ``stdout`` and ``stderr``; ``changed`` when at least one ran.
 
-from __future__ import annotations
+It runs on the servers' own Python (RHEL 8's platform-python is 3.6): no newer syntax here."""
 
 from ansible.module_utils.basic import AnsibleModule
 
