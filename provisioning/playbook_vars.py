@@ -99,9 +99,15 @@ def mkfs_arguments(plan: dict, target: dict, mgs_nids: list[str]) -> list[str]:
 
 
 def target_list(plan: dict, mgs_nids: list[str]) -> list[dict]:
-    """The targets in the order they must start: MGT, MDT, then OSTs."""
+    """The targets in the order they must start: MGT, MDT, then OSTs, each with the argv of
+    the commands the playbooks run for it (sent a server's whole list in one round trip)."""
     order = {"MGT": 0, "MDT": 1, "OST": 2}
     return [
-        {**target, "mkfs": mkfs_arguments(plan, target, mgs_nids)}
+        {
+            **target,
+            "mkfs": ["mkfs.lustre", *mkfs_arguments(plan, target, mgs_nids)],
+            "tunefs": ["tunefs.lustre", "--dryrun", target["device"]],
+            "mount": ["mount", "-t", "lustre", target["device"], target["mountpoint"]],
+        }
         for target in sorted(plan["targets"], key=lambda t: (order[t["kind"]], t["index"]))
     ]
