@@ -61,7 +61,10 @@ def text(message) -> str:
 @override_settings(OSTARA_ALERT_GROUP_WAIT=0)
 def test_alert_mail_from_a_virtual_rack(virtual_rack, metrics_db, client, world, smtp, tmp_path):
     virtual_rack.save_inventory()
-    virtual_rack_thresholds()
+    # Silent after six rounds, not three: the crash's failover holds the rack for seconds on a
+    # busy 2-core machine, and an array collector late by three rounds (15 s) was told as a
+    # second incident of the crash. The count of mails is what this test is about.
+    virtual_rack_thresholds(silent_rounds=6)
     Rule.objects.update(extra_addresses="ops@example.org")
     Rule.objects.filter(builtin="volume-group").update(repeat_seconds=REPEAT, clear_seconds=0)
     # Without its minute, so the rack's test need not wait for it (the first mail of an incident

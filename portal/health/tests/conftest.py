@@ -83,12 +83,12 @@ def virtual_rack(tmp_path):
     rack.stop()
 
 
-def virtual_rack_thresholds():
+def virtual_rack_thresholds(silent_rounds: int = 3):
     """What an administrator of the virtual rack sets: a sensor silent for three of its
     intervals is silent (the temperatures keep their defaults and the BMC's own limits)."""
     from portal.health.models import HealthSettings
 
     row = HealthSettings.load()
-    row.sensor_silence_seconds = 3 * SENSOR_INTERVAL + 1
+    row.sensor_silence_seconds = silent_rounds * SENSOR_INTERVAL + 1
     row.full_clean()
     row.save()
