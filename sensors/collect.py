@@ -29,9 +29,11 @@ from sensors.arrays import ArraySource, CommandArraySource, SMcliArraySource, co
 from sensors.bmc import collect_bmc
 from sensors.config import SensorConfig
 from sensors.jobstats import JobStatsReader
+from sensors.kmsg import KernelLog
 from sensors.layout import LustreTree
-from sensors.lustre import collect_oss_services, collect_targets
+from sensors.lustre import collect_exports, collect_oss_services, collect_targets
 from sensors.node import collect_lnet, collect_node
+from sensors.quota import collect_usage
 from sensors.redundancy import (
     collect_cluster,
     collect_lnet_state,
@@ -39,7 +41,7 @@ from sensors.redundancy import (
     collect_partner_pdu,
     collect_partner_power,
 )
-from sensors.rounds import Round
+from sensors.rounds import Round, report_problem
 from sensors.santricity import SantricityCollector
 
 # Share of the base interval a round waits for the outside collectors it started.
@@ -61,10 +63,18 @@ class Outside:
 
 
 class Collector:
-    def __init__(self, config: SensorConfig, array_source: ArraySource | None = None) -> None:
+    def __init__(
+        self,
+        config: SensorConfig,
+        array_source: ArraySource | None = None,
+        state_dir: str | None = None,
+    ) -> None:
+        """`state_dir`: where the kernel log's last sequence is kept across restarts (the
+        service's spool directory); None keeps it in memory only (`collect`)."""
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
+        self.kernel_log = KernelLog(config.root, state_dir, config.kmsg_max_lines)
         self.array_source = array_source
         timeout = config.timeout_of("array")
         if array_source is None and config.array_smcli:
@@ -90,7 +100,10 @@ class Collector:
         """The configured outside collectors: each one's run into a Round of its own."""
         config = self.config
         timeout = config.timeout_of
-        found: dict[str, Callable[[Round], None] | None] = {}
+        found: dict[str, Callable[[Round], None] | None] = {
+            "usage": lambda part: collect_usage(self.tree, part),
+            "exports": lambda part: collect_exports(self.tree, part),
+        }
         if config.bmc_command:
             found["bmc"] = lambda part: collect_bmc(part, config.bmc_command, timeout("bmc"))
         if self.array_source is not None:
@@ -145,6 +158,8 @@ class Collector:
             self._guard(rnd, "node", collect_node, self.tree, rnd, role)
         if "lnet" in wanted:
             self._guard(rnd, "lnet", collect_lnet, self.tree, rnd)
+        if "kmsg" in wanted:
+            self._guard(rnd, "kmsg", self.kernel_log.collect, rnd)
         running = [o.future for o in self.outside.values() if o.future is not None]
         if running:
             wait(running, timeout=max(0.0, deadline - time.monotonic()))
@@ -197,10 +212,18 @@ class Collector:
         self._guard(part, outside.name, outside.run, part)
         return time.perf_counter() - started
 
+    def commit(self) -> None:
+        """The round's points are sent or spooled: keep where the kernel log was read to."""
+        try:
+            self.kernel_log.commit()
+        except OSError as error:
+            report_problem(self.kernel_log.state_path or "kmsg state", str(error))
+
     def close(self) -> None:
         """Let the threads of the outside collectors go (a run still going is not waited for:
         its command's timeout ends it)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.kernel_log.close()
         if self.santricity is not None:
             self.santricity.close()
 
@@ -232,5 +255,6 @@ def sensor_fields(
         "parse_errors": rnd.errors,
         "collect_seconds": round(rnd.seconds, 6),
         "points": len(rnd.lines),
+        **rnd.counts,
         **rnd.schedule,
     }

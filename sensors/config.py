@@ -23,14 +23,19 @@ COLLECTORS = (
     "partner_bmc",
     "partner_pdu",
     "santricity",
+    "usage",
+    "exports",
+    "kmsg",
 )
 # The collectors that read the server's own files, every round (`[sensor] interval`); every
 # other one waits on an outside program or device and runs on an interval of its own.
-EVERY_ROUND = ("ost", "mdt", "oss_service", "node")
+EVERY_ROUND = ("ost", "mdt", "oss_service", "node", "kmsg")
 # Seconds between runs of each outside collector, by default: what the hardware answers
 # comfortably (a BMC's full sensor list takes one to several seconds, an array's state is
 # watched once a minute as E-series sites do). `lnet` is the lnetctl state; the LNet counters
-# are files, read every round.
+# are files, read every round. The owners' accounting and the per-client stats are files too,
+# but many (one line per owner, one file per client and target): read on intervals of their
+# own, in a thread like the outside collectors.
 DEFAULT_INTERVALS = {
     "bmc": 60.0,
     "array": 60.0,
@@ -40,6 +45,8 @@ DEFAULT_INTERVALS = {
     "multipath": 30.0,
     "cluster": 10.0,
     "lnet": 10.0,
+    "usage": 60.0,
+    "exports": 30.0,
 }
 # The config section of each outside collector (its `interval =` and `timeout =` keys).
 SECTIONS = {"partner_bmc": "partner", "partner_pdu": "partner"}
@@ -68,6 +75,12 @@ RESERVED_TAGS = {
     "interface",
     "priority",
     "event_type",
+    "kind",
+    "client",
+    "pool",
+    "subsystem",
+    "severity",
+    "message_number",
 }
 # SANtricity's embedded web server listens on 8443 when an address names no port.
 SANTRICITY_PORT = 8443
@@ -129,6 +142,8 @@ class SensorConfig:
     # The fence agent's `status` of the partner's PDU outlet (the second fencing level).
     partner_pdu_command: str = ""
     command_timeout: float = 10.0
+    # Lustre kernel lines sent one by one per round; the rest of a storm is counted.
+    kmsg_max_lines: int = 100
     # Seconds between runs and the timeout of each outside collector, where the config sets
     # them (`[bmc] interval = 60`); the others take DEFAULT_INTERVALS and the timeouts above.
     intervals: dict[str, float] = field(default_factory=dict)
@@ -232,6 +247,7 @@ def load_config(path: str | Path) -> SensorConfig:
     config.command_timeout = _number(
         parser, "sensor", "command_timeout", config.command_timeout, float
     )
+    config.kmsg_max_lines = _number(parser, "kmsg", "max_lines", config.kmsg_max_lines, int)
     for name in COLLECTORS:
         if name in EVERY_ROUND:
             continue

@@ -1,5 +1,6 @@
 """Collectors of the Lustre targets and services of one server: OSTs (`ost`, `ost_job`, `brw`),
-MDTs (`mdt`, `mdt_job`, `brw`) and the OSS request services (`oss_service`).
+MDTs (`mdt`, `mdt_job`, `brw`), the OSS request services (`oss_service`) and each target's
+clients (`ost_client`, `mdt_client`: the per-export stats).
 
 Counters are written as the cumulative values the kernel prints. Field names keep Lustre's
 counter names with the conventions of NAMING.md (see `counter_fields`), the same for every
@@ -188,3 +189,26 @@ def collect_oss_services(tree: LustreTree, rnd: Round) -> None:
                 {schema.SERVICE: service},
                 counter_fields(stats["counters"], {}),
             )
+
+
+def collect_exports(tree: LustreTree, rnd: Round) -> None:
+    """Per-client stats of every target: `obdfilter.<target>.exports.<nid>.stats` as
+    `ost_client`, `mdt.<target>.exports.<nid>.stats` as `mdt_client`, the fields named as the
+    target's own (`read_bytes`, `write_calls`, `open`, `getattr_usecs`, ...)."""
+    for kind, obd_type in (("ost", "obdfilter"), ("mdt", "mdt")):
+        measurement = schema.CLIENT_MEASUREMENTS[kind].name
+        for device in sorted(tree.device_dirs([obd_type])):
+            ident = schema.split_device(device)
+            if ident is None:
+                continue
+            fs, target = ident
+            tags = {**rnd.tags, schema.FS: fs, schema.TARGET: target}
+            clients = tree.device_dirs([f"{obd_type}/{device}/exports"])
+            for nid, directories in sorted(clients.items()):
+                files = tree.device_files(directories)
+                if "stats" not in files:
+                    continue
+                stats = rnd.parse(files["stats"], parse_stats)
+                if stats is not None:
+                    fields = counter_fields(stats["counters"], {})
+                    rnd.add_series(series(measurement, {**tags, schema.CLIENT: nid}), fields)

@@ -40,6 +40,8 @@ class Round:
         # The outside collectors' schedule (`bmc_seconds`, `bmc_late`, `bmc_interval`) for
         # the `sensor` point.
         self.schedule: dict[str, float] = {}
+        # Counts of the sensor's own for the `sensor` point (`kernel_lines_lost`, ...).
+        self.counts: dict[str, int] = {}
 
     def add(self, measurement: str, tags: dict[str, str], fields: dict[str, Any]) -> None:
         """One point; `tags` are added to this sensor's static tags."""
