@@ -7,12 +7,16 @@ Lustre prints them."""
 from __future__ import annotations
 
 import errno
+import gzip
+import json
 import logging
 import os
 
 import pytest
 
 from sensors import kmsg, rounds
+from sensors.agent import Agent
+from sensors.config import SensorConfig
 from sensors.kmsg import KernelLog, parse_kmsg
 from sensors.parsers import ParseError
 from sensors.rounds import Round
@@ -238,3 +242,30 @@ def test_the_character_device_one_record_per_read_and_epipe(tmp_path, monkeypatc
     assert sequences(points) == [1201, 1206]
     assert rnd.counts["kernel_lines_lost"] == 4
     assert rnd.errors == 0
+
+
+def test_the_service_keeps_its_place_once_the_round_is_spooled(tmp_path):
+    """Two runs of the service on one spool directory, InfluxDB down: every Lustre line is in
+    the spooled batches exactly once."""
+    root = server(tmp_path, RECORDS[:6])
+    spool = tmp_path / "spool"
+    config = SensorConfig(
+        server="oss01",
+        root=str(root),
+        collectors=("kmsg",),
+        influxdb_url="http://127.0.0.1:9",  # nothing listens: the rounds go to the spool
+        timeout=1.0,
+        spool_dir=str(spool),
+    )
+    for records, tick in ((RECORDS[:6], 1_764_300_600.0), (RECORDS, 1_764_300_610.0)):
+        server(tmp_path, records)
+        agent = Agent(config)
+        agent.round(tick)
+        agent.collector.close()  # the service stops
+        agent.sender.writer.close()
+        agent.spool.close()
+    assert json.loads((spool / "kmsg.json").read_text())["sequence"] == 1206
+    spooled = []
+    for batch in sorted(spool.glob("*.lp.gz")):
+        spooled += parse_lines(gzip.decompress(batch.read_bytes()).decode())
+    assert sequences(spooled) == [1201, 1203, 1204, 1206]
