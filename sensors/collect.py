@@ -4,10 +4,12 @@ Each collector runs inside its own guard: a file that fails to parse is reported
 collector and skipped, and even an unexpected error in one collector only costs that
 collector's points for the round, never the others'.
 
-The Lustre files, the node and the LNet counters are read every round. The collectors that wait
-on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl, the partner's BMC
-and PDU) each run on an interval of their own (`[bmc] interval = 60`, sensors.config) in
-threads of their own, each into its own Round stamped with the tick it started at. A round
+The Lustre files, the node, the LNet counters and the kernel log are read every round. The
+collectors that wait on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl,
+the partner's BMC and PDU), and the two that read many files (the owners' accounting and limits,
+`usage`; the per-client stats, `exports`) each run on an interval of their own (`[bmc]
+interval = 60`, sensors.config) in threads of their own, each into its own Round stamped with
+the tick it started at. A round
 never waits on a slow one: it takes what finished by its deadline, and a run still going is not
 started again (no pile-up); its points go with the send of the round in which it finishes,
 under the time of the round that started it, however late: they are readings of that moment,
@@ -100,10 +102,7 @@ class Collector:
         """The configured outside collectors: each one's run into a Round of its own."""
         config = self.config
         timeout = config.timeout_of
-        found: dict[str, Callable[[Round], None] | None] = {
-            "usage": lambda part: collect_usage(self.tree, part),
-            "exports": lambda part: collect_exports(self.tree, part),
-        }
+        found: dict[str, Callable[[Round], None] | None] = {}
         if config.bmc_command:
             found["bmc"] = lambda part: collect_bmc(part, config.bmc_command, timeout("bmc"))
         if self.array_source is not None:
@@ -131,6 +130,10 @@ class Collector:
             found["partner_pdu"] = lambda part: collect_partner_pdu(
                 part, config.partner_host, config.partner_pdu_command, timeout("partner_pdu")
             )
+        # Files, but many (a line per owner, a file per client): after the programs, so they
+        # never wait for a thread behind them.
+        found["usage"] = lambda part: collect_usage(self.tree, part)
+        found["exports"] = lambda part: collect_exports(self.tree, part)
         return {name: run for name, run in found.items() if run is not None}
 
     def collect(self, timestamp_ms: int) -> Round:
