@@ -16,7 +16,8 @@ import pytest
 
 from sensors import kmsg, rounds
 from sensors.agent import Agent
-from sensors.config import SensorConfig
+from sensors.collect import Collector
+from sensors.config import ConfigError, SensorConfig, load_config
 from sensors.kmsg import KernelLog, parse_kmsg
 from sensors.parsers import ParseError
 from sensors.rounds import Round
@@ -269,3 +270,17 @@ def test_the_service_keeps_its_place_once_the_round_is_spooled(tmp_path):
     for batch in sorted(spool.glob("*.lp.gz")):
         spooled += parse_lines(gzip.decompress(batch.read_bytes()).decode())
     assert sequences(spooled) == [1201, 1203, 1204, 1206]
+
+
+def test_the_bound_comes_from_the_configuration(tmp_path):
+    path = tmp_path / "sensor.conf"
+    path.write_text("[kmsg]\nmax_lines = 0\n")
+    with pytest.raises(ConfigError, match=r"\[kmsg\] max_lines must be positive"):
+        load_config(path)
+    path.write_text("[kmsg]\nmax_lines = 2\n")
+    config = load_config(path)
+    config.root = str(server(tmp_path, RECORDS))
+    rnd = Collector(config).collect(TS)
+    points = parse_lines(rnd.lines)
+    assert sequences(points) == [1201, 1203]
+    assert rnd.counts["kernel_lines_suppressed"] == 2
