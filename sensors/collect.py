@@ -6,18 +6,21 @@ collector's points for the round, never the others'.
 
 The Lustre files, the node, the LNet counters and the kernel log are read every round. The
 collectors that wait on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl,
-the partner's BMC and PDU), and the two that read many files (the owners' accounting and limits,
-`usage`; the per-client stats, `exports`) each run on an interval of their own (`[bmc]
-interval = 60`, sensors.config) in threads of their own, each into its own Round stamped with
-the tick it started at. A round
-never waits on a slow one: it takes what finished by its deadline, and a run still going is not
-started again (no pile-up); its points go with the send of the round in which it finishes,
-under the time of the round that started it, however late: they are readings of that moment,
-the runs of one collector never overlap (a late result never overwrites a newer one), and
-dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills its
-minute). What stops a hung program is each command's timeout, never longer than the
+the partner's BMC and PDU) each run on an interval of their own (`[bmc] interval = 60`,
+sensors.config) in threads of their own, each into its own Round stamped with the tick it
+started at. A round never waits on a slow one: it takes what finished by its deadline, and a run
+still going is not started again (no pile-up); its points go with the send of the round in which
+it finishes, under the time of the round that started it, however late: they are readings of
+that moment, the runs of one collector never overlap (a late result never overwrites a newer
+one), and dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills
+its minute). What stops a hung program is each command's timeout, never longer than the
 collector's interval.
 Each outside collector's duration, lateness and interval go into the `sensor` point.
+
+The two collectors that read many files (the owners' accounting and limits, `usage`, a line
+per owner and target; the per-client stats, `exports`, a file per client and target) have an
+interval of their own too, but run within the round when it comes round: there is no program
+to wait on. Their interval goes into the `sensor` point.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 
 from sensors.arrays import ArraySource, CommandArraySource, SMcliArraySource, collect_arrays
 from sensors.bmc import collect_bmc
-from sensors.config import SensorConfig
+from sensors.config import FILE_INTERVALS, SensorConfig
 from sensors.jobstats import JobStatsReader
 from sensors.kmsg import KernelLog
 from sensors.layout import LustreTree
@@ -77,6 +80,8 @@ class Collector:
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
         self.kernel_log = KernelLog(config.root, state_dir, config.kmsg_max_lines)
+        # The tick (s) each file collector of its own interval is next due at.
+        self.files_due = {name: 0.0 for name in FILE_INTERVALS if name in config.collectors}
         self.array_source = array_source
         timeout = config.timeout_of("array")
         if array_source is None and config.array_smcli:
@@ -130,10 +135,6 @@ class Collector:
             found["partner_pdu"] = lambda part: collect_partner_pdu(
                 part, config.partner_host, config.partner_pdu_command, timeout("partner_pdu")
             )
-        # Files, but many (a line per owner, a file per client): after the programs, so they
-        # never wait for a thread behind them.
-        found["usage"] = lambda part: collect_usage(self.tree, part)
-        found["exports"] = lambda part: collect_exports(self.tree, part)
         return {name: run for name, run in found.items() if run is not None}
 
     def collect(self, timestamp_ms: int) -> Round:
@@ -163,6 +164,7 @@ class Collector:
             self._guard(rnd, "lnet", collect_lnet, self.tree, rnd)
         if "kmsg" in wanted:
             self._guard(rnd, "kmsg", self.kernel_log.collect, rnd)
+        self._files_due(rnd, tick)
         running = [o.future for o in self.outside.values() if o.future is not None]
         if running:
             wait(running, timeout=max(0.0, deadline - time.monotonic()))
@@ -170,6 +172,18 @@ class Collector:
         self._lateness(rnd, tick, ran)
         rnd.seconds = time.perf_counter() - started
         return rnd
+
+    def _files_due(self, rnd: Round, tick: float) -> None:
+        """The owners' accounting and limits (`usage`) and the per-client stats (`exports`)
+        when their interval comes round; each one's interval in the `sensor` point."""
+        for name, due in self.files_due.items():
+            interval = float(self.config.interval_of(name))
+            rnd.schedule[f"{name}_interval"] = interval
+            if tick < due:
+                continue
+            function = collect_usage if name == "usage" else collect_exports
+            self._guard(rnd, name, function, self.tree, rnd)
+            self.files_due[name] = tick + interval
 
     def _start_due(self, rnd: Round, tick: float) -> set[str]:
         """Start the outside collectors due at this tick and not still running."""

@@ -28,14 +28,16 @@ COLLECTORS = (
     "kmsg",
 )
 # The collectors that read the server's own files, every round (`[sensor] interval`); every
-# other one waits on an outside program or device and runs on an interval of its own.
+# other one runs on an interval of its own: those of FILE_INTERVALS within the round, the others
+# (an outside program or device to wait on) in threads.
 EVERY_ROUND = ("ost", "mdt", "oss_service", "node", "kmsg")
+# Files too, but many (a line per owner and target, a file per client and target): read within
+# the round when their interval comes round (no program to wait on, so no thread).
+FILE_INTERVALS = ("usage", "exports")
 # Seconds between runs of each outside collector, by default: what the hardware answers
 # comfortably (a BMC's full sensor list takes one to several seconds, an array's state is
 # watched once a minute as E-series sites do). `lnet` is the lnetctl state; the LNet counters
-# are files, read every round. The owners' accounting and the per-client stats are files too,
-# but many (one line per owner, one file per client and target): read on intervals of their
-# own, in a thread like the outside collectors.
+# are files, read every round.
 DEFAULT_INTERVALS = {
     "bmc": 60.0,
     "array": 60.0,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND
+from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND, FILE_INTERVALS
 
 # --- tag names --------------------------------------------------------------------------------
 
@@ -164,8 +164,12 @@ COLLECTOR_INTERVALS = dict(DEFAULT_INTERVALS)
 # Each one's last run's duration, seconds overdue (0 when its last run finished within its
 # interval) and interval in effect.
 SCHEDULE_SUFFIXES = ("seconds", "late", "interval")
+# The files read on an interval of their own within the round (`usage`, `exports`) only
+# report that interval: they are never late.
 SCHEDULE_FIELDS = tuple(
-    f"{name}_{suffix}" for name in SCHEDULED_COLLECTORS for suffix in SCHEDULE_SUFFIXES
+    f"{name}_{suffix}"
+    for name in SCHEDULED_COLLECTORS
+    for suffix in (("interval",) if name in FILE_INTERVALS else SCHEDULE_SUFFIXES)
 )
 SENSOR_FIELDS = (
     "spooled_points",

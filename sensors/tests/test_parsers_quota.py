@@ -9,11 +9,13 @@ import logging
 import pytest
 
 from sensors import rounds
+from sensors.collect import Collector
+from sensors.config import SensorConfig
 from sensors.parsers import ParseError, parse_lctl_get_param
 from sensors.quota import parse_quota_accounting, parse_quota_limits
 from sensors.sample_trees import place, place_lctl_output
 from sensors.tests import fixture_text
-from sensors.tests.lp import collect_root, one, points_of
+from sensors.tests.lp import collect_root, one, parse_lines, points_of
 
 SCRAPE = "whamcloud-lustrefs-exporter/lctl-get_param.full-scrape.ai400x2.io_latency-quota.txt"
 
@@ -126,3 +128,16 @@ def test_a_broken_accounting_file_is_reported_with_its_path_and_line(tmp_path, c
     assert "line 3" in caplog.text
     assert points_of(points, "owner_usage", target="OST0000", kind="user") == []
     assert points_of(points, "owner_usage", target="OST0000", kind="group")
+
+
+def test_owners_are_read_once_per_usage_interval_not_every_round(tmp_path):
+    place_lctl_output(tmp_path, fixture_text(SCRAPE), "2.15")
+    collector = Collector(
+        SensorConfig(root=str(tmp_path), server="mds01", collectors=("usage",), interval=10.0)
+    )
+    counts = []
+    for tick in range(1_800_000_000_000, 1_800_000_130_000, 10_000):  # 13 rounds of 10 s
+        rnd = collector.collect(tick)
+        counts.append(len(points_of(parse_lines(rnd.lines), "owner_usage")))
+        assert rnd.schedule == {"usage_interval": 60.0}
+    assert counts == [10, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 10]
