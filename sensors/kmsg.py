@@ -157,6 +157,8 @@ class KernelLog:
             mode = os.stat(self.path).st_mode
         except FileNotFoundError:
             return
+        for field in schema.KERNEL_COUNT_FIELDS:  # every round, 0 when nothing came
+            rnd.counts[field] = 0
         boot_id = _first_line(self.boot_id_path)
         if boot_id and boot_id != self.boot_id:
             self.boot_id, self.sequence = boot_id, -1  # a new boot: a new numbering

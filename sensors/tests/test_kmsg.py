@@ -192,8 +192,14 @@ def test_a_storm_is_counted_not_sent_line_by_line(tmp_path):
     # lines of one round never share a millisecond (they would overwrite each other)
     times = [p.timestamp for p in points_of(points, "kernel_log")]
     assert len(set(times)) == 5
-    # the storm is over: the next round sends nothing again
-    assert read_round(log, TS + 10_000)[1] == []
+    # the storm is over: the next round sends nothing again, and says so
+    rnd, points = read_round(log, TS + 10_000)
+    assert points == []
+    assert rnd.counts == {
+        "kernel_lines": 0,
+        "kernel_lines_suppressed": 0,
+        "kernel_lines_lost": 0,
+    }
 
 
 def test_the_character_device_one_record_per_read_and_epipe(tmp_path, monkeypatch):
