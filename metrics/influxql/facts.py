@@ -117,13 +117,15 @@ def fact_statements(
             flat=True,
         ),
         # Whether each controller answered the array collector on its management address (the
-        # REST API; a controller not asked this round, A having answered, has older points).
+        # REST API; a controller not asked this round, A having answered, has older points),
+        # its two newest: one unanswered round is not a dead management port.
         "array_management": FactStatement(
             "answered, refused",
             "array_management",
             window("array", short),
             ("array", "controller"),
             flat=True,
+            keep=2,
         ),
         # With the array's long-running operation on the group (a reconstruction, its percent).
         "group_faults": FactStatement(

@@ -6,8 +6,6 @@ second run changes nothing."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from benchmarks.specs import mds_spec
 from provisioning.planner import make_plan
 from provisioning.playbook_vars import target_list
 from provisioning.runner import run_playbook
-from provisioning.tests.test_corosync_playbook import inventory
+from provisioning.tests.test_corosync_playbook import inventory, on
 from simulator import provision
 from simulator.rack import Rack
 
@@ -47,39 +45,44 @@ def run(rack: Path, plan: dict, playbook: str, tmp_path: Path, targets: list[dic
     return result, "\n".join(output)
 
 
-def on(rack: Path, host: str, *command: str) -> str:
-    env = dict(os.environ, PATH=f"{rack / 'hosts' / host / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60).stdout
+def said(rack: Path, host: str, *command: str) -> str:
+    """What a command run on the virtual host printed."""
+    return on(rack, host, *command).stdout
+
+
+def pair_targets(plan: dict) -> list[dict]:
+    """The pair's targets as the portal hands them over (the MGS is on the pair's first server)."""
+    return target_list(plan, plan["servers"][0]["nids"])
 
 
 def test_formatted_targets_are_left_alone_and_mount_once_on_their_primaries(rack, plan, tmp_path):
-    targets = target_list(plan, ["10.10.0.1@o2ib"])
+    targets = pair_targets(plan)
     formatted, output = run(rack, plan, "format.yml", tmp_path, targets)
     assert formatted.succeeded, formatted.summary()
     assert formatted.changed_total == 0, output
 
     mounted, output = run(rack, plan, "mount.yml", tmp_path, targets)
     assert mounted.succeeded, mounted.summary()
-    mounts = on(rack, "mds01", "mount", "-t", "lustre")
+    mounts = said(rack, "mds01", "mount", "-t", "lustre")
     for target in targets:
         assert f"{target['device']} on {target['mountpoint']} type lustre" in mounts
         for host in ("mds01", "mds02"):  # the failover server has them too
             assert (rack / "hosts" / host / target["mountpoint"].lstrip("/")).is_dir()
-    assert on(rack, "mds02", "mount", "-t", "lustre") == ""
+    assert said(rack, "mds02", "mount", "-t", "lustre") == ""
     # The MGT first: the MDT registered with the MGS when it first mounted.
-    mdt = on(rack, "mds01", "tunefs.lustre", "--dryrun", targets[1]["device"])
+    mdt = said(rack, "mds01", "tunefs.lustre", "--dryrun", targets[1]["device"])
     assert "scratch-MDT0000" in mdt and "first_time" not in mdt, mdt
 
     again, output = run(rack, plan, "mount.yml", tmp_path, targets)
     assert again.succeeded, again.summary()
     assert again.changed_total == 0, output
-    assert on(rack, "mds01", "mount", "-t", "lustre") == mounts
+    assert said(rack, "mds01", "mount", "-t", "lustre") == mounts
 
 
 def test_a_device_that_holds_another_target_stops_the_run_before_any_format(rack, plan, tmp_path):
-    targets = target_list(plan, ["10.10.0.1@o2ib"])
+    targets = pair_targets(plan)
     mgt, mdt = targets
-    before = on(rack, "mds01", "tunefs.lustre", "--dryrun", mgt["device"])
+    before = said(rack, "mds01", "tunefs.lustre", "--dryrun", mgt["device"])
     # The plan says the MDT is on the MGT's device (a device renamed under the appliance).
     swapped = {**mdt, "device": mgt["device"], "tunefs": mgt["tunefs"]}
     result, output = run(rack, plan, "format.yml", tmp_path, [mgt, swapped])
@@ -89,4 +92,4 @@ def test_a_device_that_holds_another_target_stops_the_run_before_any_format(rack
         "not formatting it" in output
     )
     assert result.changed_total == 0
-    assert on(rack, "mds01", "tunefs.lustre", "--dryrun", mgt["device"]) == before
+    assert said(rack, "mds01", "tunefs.lustre", "--dryrun", mgt["device"]) == before

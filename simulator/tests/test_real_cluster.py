@@ -11,17 +11,25 @@ both links down, fencing decides; the BMC out of reach, the PDU fences. The fail
 failure matrix has a row for them; the rack is removed with `simulator remove-real`.
 
 The scenarios share one pair (a pair costs about 50 s to build) and run in order: each starts
-from where the last left the targets, as an operator's afternoon would.
+from where the last left the targets, as an operator's afternoon would. A scenario that brings a
+server back ends only once the pair is whole again: both servers in one cluster, each with the
+health attributes the CIB requires of a server that runs a target. A server that has just
+rejoined has none until its health agents start; were its partner to crash then, the fence
+would end with no server able to take the targets, and the crashed one (rebooted by the fence
+within seconds here) would get them back as their preferred server.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -61,6 +69,16 @@ SPEC = {
     "arrays": [{"name": "mds01-a", "controller": "E2724", "drive_tb": 1.2}],
 }  # fmt: skip
 REPO = Path(__file__).resolve().parents[2]
+# The node attributes the CIB's health rules require (above 0) of a server that runs a target:
+# healthLNET's and healthLUSTRE's `name` (provisioning.ha.first_push lists them).
+HEALTH_ATTRIBUTES = ("lustred", "pingd")
+PACEMAKER_LOG = "var/log/pacemaker/pacemaker.log"
+# What a failed wait quotes of each pacemaker.log: the scheduler's decisions, fencing, the
+# health attributes, membership, operations' results and failures.
+EXPLAINING = re.compile(
+    r"Actions: |targeting \S+ using|Setting (fail-count|lustred|pingd)|Result of (start|stop)"
+    r"|Unexpected result|controld.*Node \S+ state is now"
+)
 
 
 def real_plan() -> dict:
@@ -82,15 +100,48 @@ def _on(rack_root: Path, host: str, *argv: str, check: bool = True) -> str:
     return done.stdout
 
 
-def _wait(what: str, condition, timeout: float = 120.0, every: float = 1.0):
+def _wait(
+    what: str,
+    condition,
+    timeout: float = 120.0,
+    every: float = 1.0,
+    explain: Callable[[], str] | None = None,
+):
+    """Until `condition()` is true (its value); on timeout, fail with what `explain()` says."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(
+                f"timed out waiting for {what}" + (f"\n{explain()}" if explain else "")
+            )
         time.sleep(every)
+
+
+def _log_marks(rack_root: Path) -> dict[str, int]:
+    """Where each server's pacemaker.log ends now: a scenario's explanation starts there."""
+    marks = {}
+    for host in ADDRESSES:
+        log = rack_root / "hosts" / host / PACEMAKER_LOG
+        marks[host] = log.stat().st_size if log.exists() else 0
+    return marks
+
+
+def _explanation(rack_root: Path, by: str, since: dict[str, int]) -> str:
+    """What the cluster shows and decided: crm_mon on `by` (resources, node attributes, fail
+    counts, fencing history), then each pacemaker.log's telling lines since `since`."""
+    status = _on(rack_root, by, "crm_mon", "-1", "-r", "-A", "-f", "-m", "3", check=False)
+    parts = [f"crm_mon on {by}:\n{status}"]
+    for host in ADDRESSES:
+        log = rack_root / "hosts" / host / PACEMAKER_LOG
+        with open(log, "rb") as opened:
+            opened.seek(since.get(host, 0))
+            lines = opened.read().decode(errors="replace").splitlines()
+        telling = [line for line in lines if EXPLAINING.search(line)][-60:]
+        parts.append(f"{host}'s pacemaker.log since the scenario began:\n" + "\n".join(telling))
+    return "\n".join(parts)
 
 
 def _placements(rack_root: Path, host: str) -> dict[str, str | None]:
@@ -186,6 +237,10 @@ def test_the_playbooks_build_the_cluster_from_nothing(real_pair):
     quorum = _on(root, "mds01", "corosync-quorumtool", "-s", check=False)
     assert "2Node" in quorum and "WaitForAll" in quorum, quorum
     assert _placements(root, "mds01") == {"MGS": "mds01", "scratch-MDT0000": "mds01"}
+    # The attributes this test waits for are the ones the pushed CIB's health rules require.
+    cib = build_cib(plan, {"ipmi_username": realcluster.bmc.USER})
+    assert first_push(cib)["attributes"] == sorted(HEALTH_ATTRIBUTES)
+    assert _able(root, "mds01") == set(ADDRESSES)
     with Rack.open(root, read_only=True) as rack:  # the agent mounted them in the rack
         assert rack.state["targets"]["MGS"]["mounted_on"] == "mds01"
         assert rack.state["targets"]["scratch-MDT0000"]["mounted_on"] == "mds01"
@@ -195,14 +250,16 @@ def test_the_playbooks_build_the_cluster_from_nothing(real_pair):
         assert again.succeeded and again.changed_total == 0, (name, again.changed)
     print(json.dumps(real_pair["timings"]))
     # pacemaker.service Requires corosync.service: restarting Corosync restarts Pacemaker.
+    since = _log_marks(root)
     _on(root, "mds02", "systemctl", "restart", "corosync")
     active = _on(root, "mds02", "systemctl", "is-active", "corosync", "pacemaker", check=False)
     assert active.split() == ["active", "active"]
-    _wait("mds02 back in the cluster", lambda: _online(root, "mds01") == set(ADDRESSES))
+    _pair_whole(root, "mds01", since)  # mds02 back, its health agents running again
 
 
 def test_a_crashed_server_is_fenced_by_its_partner_who_runs_its_targets(real_pair):
     root = real_pair["root"]
+    _pair_whole(root, "mds02")
     assert _placements(root, "mds01") == {"MGS": "mds01", "scratch-MDT0000": "mds01"}
     # The appliance's ipmitool (and a server's, as the sensors' partner poll runs it) asks the
     # real BMC: ipmi_sim answers what it knows.
@@ -213,23 +270,58 @@ def test_a_crashed_server_is_fenced_by_its_partner_who_runs_its_targets(real_pai
                               text=True, timeout=60)  # fmt: skip
         assert "Manufacturer ID" in done.stdout and "Ostara" not in done.stdout, done.stderr
     # The crash: mds01's BMC powers it off. mds02 fences it (fence_ipmilan) and runs its targets.
-    crashed = time.monotonic()
+    crashed, since = time.monotonic(), _log_marks(root)
     done = realcluster.bmc.ipmitool(root, "mds01", "169.254.1.101", "chassis", "power", "off")
     assert "Down/Off" in done.stdout, done.stderr
-    assert _targets_run_on(root, "mds02") == {"MGS": "mds02", "scratch-MDT0000": "mds02"}
+    assert _targets_run_on(root, "mds02", since) == {"MGS": "mds02", "scratch-MDT0000": "mds02"}
     history = _on(root, "mds02", "stonith_admin", "--history", "mds01")
     assert "reboot" in history or "off" in history, history
     with Rack.open(root, read_only=True) as rack:
         assert rack.state["targets"]["MGS"]["mounted_on"] == "mds02"
     print(json.dumps({"failover_seconds": round(time.monotonic() - crashed, 1)}))
+    # The fence's reboot powered mds01 on again: it rejoins, and its targets stay on mds02.
+    _pair_whole(root, "mds02", since)
+    assert _placements(root, "mds02") == {"MGS": "mds02", "scratch-MDT0000": "mds02"}
 
 
-def _targets_run_on(rack_root: Path, host: str) -> dict[str, str | None]:
+def _targets_run_on(rack_root: Path, host: str, since: dict[str, int]) -> dict[str, str | None]:
     """Wait until crm_mon (asked on `host`) shows every target started there."""
     return _wait(
         f"the targets on {host}",
         lambda: (p := _placements(rack_root, host)) and set(p.values()) == {host} and p,
         timeout=240,
+        explain=lambda: _explanation(rack_root, host, since),
+    )
+
+
+def _able(rack_root: Path, host: str) -> set[str]:
+    """The servers crm_mon (asked on `host`) shows online with every health attribute above 0:
+    those that may run a target now."""
+    status = _on(rack_root, host, "crm_mon", "-1", "--output-as=xml", check=False)
+    if not status.strip():
+        return set()
+    root = ET.fromstring(status)
+    online = {
+        n.get("name")
+        for n in root.iterfind("nodes/node")
+        if n.get("online") == "true" and n.get("pending") == "false"
+    }
+    able = set()
+    for node in root.iterfind("node_attributes/node"):
+        values = {a.get("name"): a.get("value") or "" for a in node.iter("attribute")}
+        if all(values.get(name, "").isdigit() and int(values[name]) > 0
+               for name in HEALTH_ATTRIBUTES):  # fmt: skip
+            able.add(node.get("name"))
+    return online & able
+
+
+def _pair_whole(rack_root: Path, by: str, since: dict[str, int] | None = None) -> None:
+    """Wait until both servers are in one cluster and either could take the targets."""
+    _wait(
+        "both servers in one cluster, each able to run the targets",
+        lambda: _able(rack_root, by) == set(ADDRESSES),
+        timeout=180,
+        explain=lambda: _explanation(rack_root, by, since or {}),
     )
 
 
@@ -247,15 +339,23 @@ def _online(rack_root: Path, host: str) -> set[str]:
     return {n.get("name") for n in nodes if n.get("online") == "true" and n.get("name")}
 
 
-def _fenced(rack_root: Path, by: str, node: str) -> int:
-    history = _on(rack_root, by, "stonith_admin", "--history", node, check=False)
-    return sum(1 for line in history.splitlines() if "successful" in line)
+def _fenced_since(rack_root: Path, by: str, node: str, since: float) -> bool:
+    """Whether `by`'s fencing history has a successful fence of `node` completed at `since`
+    (time.time()) or later. --verbose: without it stonith_admin shows one success only, the
+    oldest, so a count of its lines stays at 1 once the history (synced between the nodes)
+    holds an earlier scenario's fence."""
+    history = _on(rack_root, by, "stonith_admin", "--history", node, "--verbose", check=False)
+    completed = re.findall(r" successful: .*completed='([^']+)'", history)
+    return any(
+        datetime.strptime(when, "%Y-%m-%d %H:%M:%SZ").replace(tzinfo=UTC).timestamp() >= int(since)
+        for when in completed
+    )
 
 
 def test_the_heartbeat_link_down_leaves_one_cluster_on_the_second_link(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
-    fenced_before = _fenced(root, "mds02", "mds01") + _fenced(root, "mds01", "mds02")
+    pulled = time.time()
     with Rack.open(root) as rack:  # `simulator inject` pulls the real cable
         failure = failures.inject(rack, "heartbeat-down", server="mds02")
     try:
@@ -268,7 +368,8 @@ def test_the_heartbeat_link_down_leaves_one_cluster_on_the_second_link(real_pair
         assert links.split("LINK ID 1")[0].count("nodeid:          2:\tconnected") == 1, links
         time.sleep(10)  # longer than the token timeout (3 s): a split would show by now
         assert _online(root, "mds01") == {"mds01", "mds02"}
-        assert _fenced(root, "mds02", "mds01") + _fenced(root, "mds01", "mds02") == fenced_before
+        assert not _fenced_since(root, "mds02", "mds01", pulled)
+        assert not _fenced_since(root, "mds01", "mds02", pulled)
     finally:
         with Rack.open(root) as rack:
             failures.clear(rack, failure["id"])
@@ -281,13 +382,14 @@ def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
     holder, other = _holder_and_partner(root)
-    fenced_before = _fenced(root, other, holder)
+    _pair_whole(root, other)
+    cut, since = time.time(), _log_marks(root)
     for link in ("mgmt", "hb"):
         realcluster.network.set_link(prefix, holder, link, up=False)
     try:
-        _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
-              timeout=180)  # fmt: skip
-        _targets_run_on(root, other)
+        _wait(f"{other} fenced {holder}", lambda: _fenced_since(root, other, holder, cut),
+              timeout=180, explain=lambda: _explanation(root, other, since))  # fmt: skip
+        _targets_run_on(root, other, since)
         # The isolated server was powered off and on again; cut off, it may not run anything.
         with Rack.open(root, read_only=True) as rack:
             mounted = {t["label"]: t["mounted_on"] for t in rack.state["targets"].values()}
@@ -295,15 +397,15 @@ def test_both_links_down_fencing_decides_and_one_server_survives(real_pair):
     finally:
         for link in ("mgmt", "hb"):
             realcluster.network.set_link(prefix, holder, link, up=True)
-    _wait("both servers back in one cluster", lambda: _online(root, other) == set(ADDRESSES),
-          timeout=180)  # fmt: skip
+    _pair_whole(root, other, since)
 
 
 def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
     holder, other = _holder_and_partner(root)
-    fenced_before = _fenced(root, other, holder)
+    _pair_whole(root, other)
+    crashed, since = time.time(), _log_marks(root)
     with Rack.open(root) as rack:
         # Its BMC out of reach, then a kernel panic: every process of the server dies.
         failures.inject(rack, "bmc-down", server=holder)
@@ -314,9 +416,9 @@ def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pai
         with Rack.open(root, read_only=True) as rack:
             kinds = sorted(f["kind"] for f in rack.status()["failures"].values())
         assert kinds == ["bmc-down", "server-crash"]
-        _wait(f"{other} fenced {holder}", lambda: _fenced(root, other, holder) > fenced_before,
-              timeout=300)  # fmt: skip
-        _targets_run_on(root, other)
+        _wait(f"{other} fenced {holder}", lambda: _fenced_since(root, other, holder, crashed),
+              timeout=300, explain=lambda: _explanation(root, other, since))  # fmt: skip
+        _targets_run_on(root, other, since)
         # The first level (IPMI) could not reach the BMC; the second (the PDU) fenced it, and
         # the PDU's reboot brought it back (else the agent fails).
         log = (root / "hosts" / other / "var/log/pacemaker/pacemaker.log").read_text()
@@ -326,8 +428,7 @@ def test_with_its_bmc_unreachable_a_crashed_server_is_fenced_at_the_pdu(real_pai
         with Rack.open(root) as rack:
             failures.clear(rack, None)
     assert realcluster.network.link_is_up(prefix, holder, "bmc")
-    _wait("both servers back in one cluster", lambda: _online(root, other) == set(ADDRESSES),
-          timeout=180)  # fmt: skip
+    _pair_whole(root, other, since)
 
 
 def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(real_pair):
@@ -335,6 +436,7 @@ def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(rea
     partner does not take the targets; `clear` powers the crashed server on through its BMC."""
     root = real_pair["root"]
     holder, other = _holder_and_partner(root)
+    since = _log_marks(root)
     with Rack.open(root) as rack:
         for kind in ("bmc-down", "pdu-down", "server-crash"):
             failures.inject(rack, kind, server=holder)
@@ -348,10 +450,10 @@ def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(rea
         with Rack.open(root) as rack:
             failures.clear(rack, None)
     _wait(f"{holder} running again", lambda: realcluster.node.init_pid(root, holder), timeout=30)
-    _wait("both servers back in one cluster", lambda: _online(root, other) == set(ADDRESSES),
-          timeout=180)  # fmt: skip
+    _pair_whole(root, other, since)
     running = lambda: (p := _placements(root, other)) and None not in p.values()  # noqa: E731
-    _wait("the targets running again", running, timeout=120)
+    _wait("the targets running again", running, timeout=120,
+          explain=lambda: _explanation(root, other, since))  # fmt: skip
 
 
 def test_a_real_pair_needs_its_addresses_on_the_racks_two_networks(tmp_path):

@@ -525,6 +525,24 @@ def _lost_drives(metrics: Metrics) -> list[tuple[str, str, str]]:
     )
 
 
+def _management(facts: rules.ArrayFacts, controllers: dict[str, list[dict]]) -> None:
+    """Which controllers answered the array collector's newest round of the array, which
+    refused it, and which went unanswered in its last two rounds: one round missed on a busy
+    network is not a dead management port, and a controller not asked in the newest round (A
+    answered) is not judged by an older one."""
+    rounds = sorted({p["time"] for points in controllers.values() for p in points}, reverse=True)
+    for controller, points in sorted(controllers.items()):
+        newest = points[0]
+        if newest["time"] != rounds[0]:
+            continue
+        if newest.get("refused"):
+            facts.refused[controller] = str(newest["refused"])
+        elif newest.get("answered"):
+            facts.answered.append(controller)
+        elif len(points) > 1 and points[1]["time"] == rounds[1] and not points[1].get("answered"):
+            facts.unanswered.append(controller)
+
+
 def _is_lost(state: str) -> bool:
     state = state.lower()
     return state in rules.LOST_DRIVE_STATES or "fail" in state
@@ -553,13 +571,7 @@ def _array_facts(
         if component == "controller":
             state = str(point.get("state") or "")
             facts.controllers[ident] = "optimal" if point.get("ok", 1) else (state or "failed")
-    for controller, point in sorted(metrics.management.get(array.name, {}).items()):
-        if point.get("refused"):
-            facts.refused[controller] = str(point["refused"])
-        elif point.get("answered"):
-            facts.answered.append(controller)
-        else:
-            facts.unanswered.append(controller)
+    _management(facts, metrics.management.get(array.name, {}))
     facts.volume_groups = [group_facts[pk] for pk in group_pks]
     lost_in_groups = {d.location for g in facts.volume_groups for d in g.lost_drives}
     for array_name, ident, state in lost:

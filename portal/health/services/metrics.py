@@ -127,8 +127,9 @@ class Metrics:
     target_round: dict[str, float] = field(default_factory=dict)  # server -> newest target time
     arrays: dict[str, dict[tuple[str, str], dict]] = field(default_factory=dict)
     array_seen: dict[str, float] = field(default_factory=dict)
-    # array -> controller -> its newest `array_management` point (the REST collector's).
-    management: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # array -> controller -> its two newest `array_management` points (the REST collector's),
+    # newest first.
+    management: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
     # The redundant paths (sensors.redundancy), newest report of each server.
     cluster: dict[str, dict] = field(default_factory=dict)
     lnet_state: dict[str, dict] = field(default_factory=dict)
@@ -257,9 +258,7 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
         metrics.array_seen[array] = rounds[array] / 1000
     for point in answers.get("array_management", ()):
         controllers = metrics.management.setdefault(point.get("array", ""), {})
-        known = controllers.get(point.get("controller", ""))
-        if known is None or point["time"] > known["time"]:
-            controllers[point.get("controller", "")] = point
+        controllers.setdefault(point.get("controller", ""), []).append(point)  # newest first
     faults = answers["group_faults"]
     degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
     if degraded:

@@ -231,8 +231,11 @@ class VirtualRack:
     def stop(self) -> None:
         for agent in self.agents:
             agent.stop()
+        # 15 s for all of them, not each: an interrupted run (Ctrl-C) tears this down within
+        # the grace deploy/test.sh gives pytest, however many agents are mid-round.
+        deadline = time.monotonic() + 15
         for thread in self.threads:
-            thread.join(timeout=15)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if self.arrays_api is not None:
             self.arrays_api.stop()
         if self.server_process is not None:
