@@ -6,6 +6,8 @@ things up and render; the colours come from the cache the engine keeps
 from __future__ import annotations
 
 import hashlib
+import time
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -15,13 +17,23 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html_join
+from django.utils.http import urlencode
+from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
 from portal import influxdb as influx
 from portal.health.choices import CHART_RANGES, NodeKind
+from portal.health.forms import KernelLogFilter
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
-from portal.health.services import array_events, changes, charts, check_all, slowness
+from portal.health.services import (
+    array_events,
+    changes,
+    charts,
+    check_all,
+    kernel_lines,
+    slowness,
+)
 from portal.health.services.evaluation import (
     cache_tag,
     cached_trees,
@@ -291,6 +303,7 @@ def server_detail(request, hostname: str):
             "history": _history(server),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
+            **_kernel_lines(server, server=server.hostname),
         },
     )
 
@@ -322,8 +335,47 @@ def target_detail(request, label: str):
             "slowness_minutes": slowness.PAGE_WINDOW_SECONDS // 60,
             "array_events": array_events.recent_events(subject),
             "array_events_about": subject.label if subject else "",
+            **_kernel_lines(target, target=target.label),
         },
     )
+
+
+def _kernel_lines(row: Model, **search: str) -> dict:
+    """A page's "What the kernel said": the object's lines of the last day, and the search
+    that finds more of them."""
+    subject = kernel_lines.subject_of(row)
+    return {
+        "kernel_lines": kernel_lines.recent_lines(subject),
+        "kernel_lines_about": subject.label if subject else "",
+        "kernel_search": f"{reverse('health:kernel-log')}?{urlencode(search)}",
+    }
+
+
+@require_safe
+def kernel_log(request):
+    """The servers' Lustre and LNet kernel lines, newest first, filtered by server, target,
+    message number, severity and time; a bad filter is named with its reason."""
+    form = KernelLogFilter(request.GET or {"window": "24h"})
+    context: dict = {"form": form, "lines": [], "storms": [], "limit": kernel_lines.SEARCH_LIMIT}
+    if form.is_valid():
+        since, until = form.span(time.time())
+        which = form.line_filter()
+        try:
+            lines = kernel_lines.lines_about(which, since, until, kernel_lines.SEARCH_LIMIT)
+            context["storms"] = kernel_lines.storms_about(which, since, until)
+        except influx.InfluxError:
+            lines = None
+        context.update(
+            lines=lines,
+            since=datetime.fromtimestamp(since, UTC),
+            until=datetime.fromtimestamp(until, UTC),
+        )
+        if lines and len(lines) == kernel_lines.SEARCH_LIMIT:
+            # The next page ends at the oldest line shown (which it shows again).
+            older = {k: v for k, v in request.GET.items() if k != "until"}
+            older["until"] = localtime(lines[-1].at).strftime("%Y-%m-%dT%H:%M:%S")
+            context["older"] = f"?{urlencode(older)}"
+    return render(request, "health/kernel_log.html", context)
 
 
 # --- thresholds -------------------------------------------------------------------------------

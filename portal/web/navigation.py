@@ -13,6 +13,7 @@ SECTIONS = (
     ("Analytics", "analytics:index"),
     ("Surveys", "surveys:list"),
     ("Alerts", "alerts:active"),
+    ("Kernel log", "health:kernel-log"),
     ("Jobs", "jobs:job-list"),
     ("Parameters", "console:parameters"),
     ("Audit", "console:audit"),
