@@ -23,6 +23,9 @@ class LineFilter:
     targets: tuple[str, ...] = ()
     message_number: str = ""
     severity: str = ""
+    # Only lines whose message matches this regular expression (fixed by the caller: never a
+    # user's text; a `/` in it is escaped).
+    message_pattern: str = ""
 
     def condition(self) -> str:
         parts = []
@@ -39,6 +42,9 @@ class LineFilter:
         if self.severity:
             at_least = SEVERITIES[: SEVERITIES.index(self.severity) + 1]
             parts.append(_any(schema.SEVERITY, at_least))
+        if self.message_pattern:
+            pattern = self.message_pattern.replace("/", "\\/")
+            parts.append(f"{quote_identifier('message')} =~ /{pattern}/")
         return " AND ".join(parts)
 
 

@@ -346,6 +346,7 @@ def _kernel_lines(row: Model, **search: str) -> dict:
     subject = kernel_lines.subject_of(row)
     return {
         "kernel_lines": kernel_lines.recent_lines(subject),
+        "client_troubles": kernel_lines.client_troubles(subject),
         "kernel_lines_about": subject.label if subject else "",
         "kernel_search": f"{reverse('health:kernel-log')}?{urlencode(search)}",
     }

@@ -7,8 +7,9 @@ filesystem: the lines that name one of its targets)."""
 
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from django.db.models import Model
@@ -151,6 +152,48 @@ def storms_about(which: LineFilter, since: float, until: float) -> list[Storm]:
         if row.get("lines")
     ]
     return sorted(storms, key=lambda s: (-s.lines, s.server, s.label))
+
+
+# What Lustre logs when a target evicts a client or a client reconnects (ldlm_lib.c's
+# "Client <uuid> (at <nid>) reconnecting", the ping evictor's "haven't heard from client <uuid>
+# (at <nid>) ... I am evicting it", ldlm's "evicting client at <nid>").
+CLIENT_EVENTS = r"evict|reconnecting"
+_NID = re.compile(r"(?:\(at |client at |from )([0-9A-Za-z.:_-]+@[a-z]+[0-9]*)")
+
+
+@dataclass(frozen=True)
+class ClientTrouble:
+    """A client the target evicted or that reconnected to it, in the window."""
+
+    client: str  # its NID
+    evictions: int
+    reconnects: int
+    last: datetime
+
+
+def client_troubles(
+    subject: Subject | None, now: float | None = None
+) -> list[ClientTrouble] | None:
+    """The clients named in the object's eviction and reconnection lines of the last day, the
+    most troubled first; None when InfluxDB does not answer."""
+    if subject is None:
+        return []
+    now = time.time() if now is None else now
+    which = replace(subject.which, message_pattern=CLIENT_EVENTS)
+    try:
+        lines = lines_about(which, now - PAGE_SECONDS, now, limit=SEARCH_LIMIT * 5)
+    except influx.InfluxError:
+        return None
+    found: dict[str, dict] = {}
+    for line in lines:
+        match = _NID.search(line.message)
+        if match is None:
+            continue
+        entry = found.setdefault(match[1], {"evictions": 0, "reconnects": 0, "last": line.at})
+        entry["evictions" if "evict" in line.message else "reconnects"] += 1
+        entry["last"] = max(entry["last"], line.at)
+    troubles = [ClientTrouble(client, **figures) for client, figures in found.items()]
+    return sorted(troubles, key=lambda t: (-t.evictions, -t.reconnects, t.client))
 
 
 def recent_lines(subject: Subject | None, now: float | None = None) -> list[KernelLine] | None:

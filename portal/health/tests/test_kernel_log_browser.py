@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from portal.health.tests.conftest import metrics_db, rack_inventory  # noqa: F401 (fixtures)
 from portal.health.tests.test_kernel_log_pages import RECOVERY, write_kernel_logs
 from portal.tests.test_content_security_policy_browser import sign_in
 

@@ -184,3 +184,32 @@ def test_with_influxdb_down_the_pages_say_the_lines_cannot_be_read(
     assert "The kernel lines cannot be read now: InfluxDB does not answer." in target
     assert "The kernel lines cannot be read now: InfluxDB does not answer." in search
     assert api.status_code == 503
+
+
+def test_the_target_page_names_the_clients_it_evicted_or_that_reconnected(
+    rack_inventory, metrics_db, tmp_path, client, world
+):
+    evicted = (
+        "Lustre: scratch-OST0003: haven't heard from client 8f1e0a52-77d3-4b1c-a1f0-2d6c9e0b7a11 "
+        "(at 169.254.7.20@tcp) in 227 seconds. I think it's dead, and I am evicting it. exp "
+        "000000003f8a1b2c, cur 1764330000 expire 1764329850 last 1764329773"
+    )
+    reconnecting = (
+        "Lustre: scratch-OST0003: Client 2b7c4d1e-1f0a-4c3b-9e8d-7a6b5c4d3e2f (at "
+        "169.254.7.21@tcp) reconnecting"
+    )
+    write_kernel_logs(
+        tmp_path,
+        [
+            ("oss01", 3000, 4, evicted),
+            ("oss01", 3100, 4, reconnecting),
+            ("oss01", 3200, 4, reconnecting),
+            ("oss01", 3300, 4, reconnecting.replace("OST0003", "OST0005")),
+        ],
+    )
+    text = page(client, world, "/health/targets/scratch-OST0003/")
+    troubles = text.split('id="client-troubles"')[1].split("</table>")[0]
+    rows = troubles.split("<tr data-client=")[1:]
+    assert [row.split('"')[1] for row in rows] == ["169.254.7.20@tcp", "169.254.7.21@tcp"]
+    assert "<td>1</td><td>0</td>" in rows[0] and "<td>0</td><td>2</td>" in rows[1]
+    assert 'id="client-troubles"' not in page(client, world, "/health/targets/scratch-OST0001/")
