@@ -53,8 +53,11 @@ SUBSYSTEMS = {"LustreError": "lustre", "Lustre": "lustre", "LNetError": "lnet"}
 
 _LUSTRE_RE = re.compile(r"^(LustreError|Lustre|LNetError): (?:([0-9a-f]{1,4}-[0-9a-f]{1,4}): )?")
 # `scratch-OST0003`, also inside `scratch-OST0003-osc-MDT0000` or `scratch-MDT0000_UUID`;
-# not `osc-MDT0000` (a fs name is never preceded by a hyphen).
-_TARGET_RE = re.compile(r"(?<![\w-])(\w{1,8}-(?:OST|MDT)[0-9a-fA-F]{4})(?![0-9A-Za-z])")
+# not `osc-MDT0000` (a fs name is never preceded by a hyphen), except in the lock namespaces
+# ldlm names its evictions by (`ns: filter-scratch-OST0003_UUID`, `mdt-scratch-MDT0000_UUID`).
+_TARGET_RE = re.compile(
+    r"(?:(?<=\bfilter-)|(?<=\bmdt-)|(?<![\w-]))(\w{1,8}-(?:OST|MDT)[0-9a-fA-F]{4})(?![0-9A-Za-z])"
+)
 
 
 @dataclass(frozen=True)

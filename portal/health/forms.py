@@ -20,8 +20,7 @@ WINDOWS = (
     ("6h", "the last 6 hours", 6 * 3600),
     ("24h", "the last 24 hours", 24 * 3600),
     ("7d", "the last 7 days", 7 * 24 * 3600),
-    ("30d", "the last 30 days", 30 * 24 * 3600),
-)
+)  # the kernel lines are kept as long as the raw points: 7 days (influxdb_setup)
 # The years an `until` may name (InfluxDB keeps times up to 2262).
 FIRST_YEAR, LAST_YEAR = 2000, 2200
 WINDOW_SECONDS = {key: seconds for key, _label, seconds in WINDOWS}

@@ -95,6 +95,19 @@ def test_lustre_and_lnet_lines_with_target_message_number_and_severity(tmp_path)
     }
 
 
+def test_an_eviction_by_lock_callback_names_its_target_from_the_lock_namespace(tmp_path):
+    record = (
+        "3,88,9000000000,-;LustreError: 0:0:(ldlm_lockd.c:261:expired_lock_main()) ### lock "
+        "callback timer expired after 101s: evicting client at 169.254.7.20@tcp  ns: "
+        "filter-scratch-OST0003_UUID lock: 00000000c0ffee00/0x1a2b3c4d5e6f7a8b lrc: 3/0,0 "
+        "mode: PW/PW res: [0x2c0000401:0x5:0x0].0x0 rrc: 3 type: EXT [0->18446744073709551615]"
+    )
+    mdt = "4,89,9000000100,-;Lustre: mdt-scratch-MDT0000_UUID: evicting client at 0@lo"
+    _rnd, points = read_round(KernelLog(str(server(tmp_path, [record, mdt]))))
+    tagged = [(p.tags["fs"], p.tags["target"]) for p in points_of(points, "kernel_log")]
+    assert tagged == [("scratch", "OST0003"), ("scratch", "MDT0000")]
+
+
 def test_a_malformed_record_is_refused_by_its_line(tmp_path, caplog):
     with pytest.raises(ParseError, match="line 2: not a kmsg record"):
         parse_kmsg("6,1,2,-;Lustre: fine\nLustre: no header\n")
