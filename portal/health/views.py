@@ -31,6 +31,7 @@ from portal.health.services import (
     changes,
     charts,
     check_all,
+    clients,
     kernel_lines,
     slowness,
 )
@@ -41,6 +42,7 @@ from portal.health.services.evaluation import (
     last_checked,
 )
 from portal.health.services.facts import object_key
+from portal.inventory.choices import TargetKind
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.single_row.page import single_row_settings
 from portal.web.shared_cache import reused
@@ -304,6 +306,9 @@ def server_detail(request, hostname: str):
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
             **_kernel_lines(server, server=server.hostname),
+            "busiest_clients": clients.busiest(server.pair.filesystem.name, server=server.hostname)
+            if server.pair_id
+            else [],
         },
     )
 
@@ -336,6 +341,11 @@ def target_detail(request, label: str):
             "array_events": array_events.recent_events(subject),
             "array_events_about": subject.label if subject else "",
             **_kernel_lines(target, target=target.label),
+            "busiest_clients": clients.busiest(
+                target.filesystem.name, target=schema.split_label(target.label)[1]
+            )
+            if target.kind == TargetKind.OST
+            else [],
         },
     )
 
