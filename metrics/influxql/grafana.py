@@ -158,3 +158,22 @@ def grafana_array_figures(
         f"SELECT {selects} FROM {quote_identifier(measurement)} "
         f"WHERE {where} AND {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}){groups} fill(none)"
     )
+
+
+def grafana_kernel_lines(where: str) -> str:
+    """The newest Lustre and LNet kernel lines in the range (``sensors.kmsg``), for a table."""
+    return (
+        'SELECT "server", "severity", "message_number", "message" FROM "kernel_log" '
+        f"WHERE {where} AND {GRAFANA_WINDOW} ORDER BY time DESC LIMIT 100"
+    )
+
+
+def grafana_owner_space(where: str, kind: str) -> str:
+    """Each owner's (user, group or project id) space on the filesystem over time: its newest
+    accounting per target, summed per owner."""
+    return (
+        'SELECT sum("kbytes") * 1024 AS "bytes" FROM (SELECT last("kbytes") AS "kbytes" '
+        f'FROM "owner_usage" WHERE {where} AND "kind" = \'{kind}\' AND {GRAFANA_WINDOW} '
+        f'GROUP BY time({GRAFANA_STEP}), "target", "id") '
+        f'WHERE {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}), "id" fill(none)'
+    )
