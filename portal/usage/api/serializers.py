@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from portal.usage import choices
@@ -18,6 +19,8 @@ class UsageQuerySerializer(serializers.Serializer):
     fs = serializers.CharField(required=False, help_text="filesystem (default: the first)")
 
 
+# One body, not a list, though GET /api/v1/usage/ is the viewset's list.
+@extend_schema_serializer(many=False)
 class UsageSerializer(serializers.Serializer):
     window = serializers.DictField(
         allow_null=True, help_text="since/until: the first and the last accounting point read"
