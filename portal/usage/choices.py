@@ -12,8 +12,9 @@ DEFAULT_WINDOW = "7d"
 # How far back the newest limits and per-OST figures are looked for before the window's end
 # (the sensors send them every usage interval: 60 s).
 NEWEST_SECONDS = 3600
-# The growth the alert rules forecast from.
+# The growth the alert rules forecast from, and how long their reading serves the rounds.
 ALERT_WINDOW_SECONDS = 86400
+ALERT_REUSE_SECONDS = 60
 
 
 class OwnerKind(models.TextChoices):

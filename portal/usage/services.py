@@ -25,6 +25,7 @@ from portal.inventory.models import Filesystem
 from portal.usage import choices, maths
 from portal.usage.models import OwnerName
 from portal.web.query_numbers import BadParameter, time_in_range
+from portal.web.shared_cache import reused
 from sensors import schema
 
 MAX_WINDOW_SECONDS = 366 * 86400
@@ -294,9 +295,15 @@ def label(row: dict) -> str:
 
 
 def owners_now(now: float) -> dict[str, list[dict]]:
-    """Every filesystem's owners with their growth over ``choices.ALERT_WINDOW_SECONDS``."""
-    window = Window(now - choices.ALERT_WINDOW_SECONDS, now, "")
-    return {
-        fs: owners(window, fs, now)[0]
-        for fs in Filesystem.objects.order_by("name").values_list("name", flat=True)
-    }
+    """Every filesystem's owners with their growth over ``choices.ALERT_WINDOW_SECONDS``, read
+    at most once per ``choices.ALERT_REUSE_SECONDS`` (the sensors send the accounting once a
+    minute; an alert round comes every health round)."""
+
+    def read() -> dict[str, list[dict]]:
+        window = Window(now - choices.ALERT_WINDOW_SECONDS, now, "")
+        return {
+            fs: owners(window, fs, now)[0]
+            for fs in Filesystem.objects.order_by("name").values_list("name", flat=True)
+        }
+
+    return reused("usage:owners-now", choices.ALERT_REUSE_SECONDS, read)

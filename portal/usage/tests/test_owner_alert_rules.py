@@ -12,14 +12,17 @@ from django.utils import timezone
 from portal.alerts.choices import ConditionKind, EventStatus, GroupMailKind, TransitionKind
 from portal.alerts.forms import RuleForm
 from portal.alerts.models import Delivery, Event, Rule, Transition
+from portal.usage import choices
 from portal.usage.models import OwnerName
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
 
 @pytest.fixture
-def rules(accounting):
+def rules(accounting, monkeypatch):
     Rule.objects.all().delete()  # only the rules of each test
+    # Each test reads its own points: no reading kept from another test's rounds.
+    monkeypatch.setattr(choices, "ALERT_REUSE_SECONDS", 0)
     OwnerName.objects.create(kind="user", number=1003, name="dave", source="upload")
     above = Rule.objects.create(
         name="Owner near the limit",
