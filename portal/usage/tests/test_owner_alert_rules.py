@@ -47,8 +47,9 @@ def fired(rule: Rule) -> list[str]:
     )
 
 
-def test_each_owner_fires_once_whatever_the_rounds(rules, settings):
+def test_each_owner_fires_once_whatever_the_rounds(rules, settings, smtp):
     from portal.alerts.services.evaluation import evaluate_round
+    from portal.alerts.services.outbox import deliver_due
 
     settings.OSTARA_ALERT_GROUP_WAIT = 0
 
@@ -56,6 +57,7 @@ def test_each_owner_fires_once_whatever_the_rounds(rules, settings):
     now = timezone.now()
     for seconds in (0, 10, 20):  # three rounds: the owners' events fire in the first only
         evaluate_round(now + timedelta(seconds=seconds))
+        deliver_due(now + timedelta(seconds=seconds))
     # dave: 5 GiB (and 4 MiB on the MDT) of a 6 GiB hard limit; carol 75 %, alice 21 %: below 80.
     assert fired(above) == ["user dave (1003) on scratch"]
     # alice reaches 1 TiB in about 16 hours at 100 GiB in two hours, carol 40 GiB in two;
@@ -76,6 +78,9 @@ def test_each_owner_fires_once_whatever_the_rounds(rules, settings):
         "user dave (1003) on scratch",
     ]
     assert set(mails.values_list("address", flat=True)) == {"ops@example.org"}
+    subjects = smtp.mailbox.subjects()
+    assert len(subjects) == 3
+    assert any("user dave (1003) on scratch" in subject for subject in subjects)
 
 
 def test_a_higher_threshold_or_fewer_days_fire_for_nobody(rules):
