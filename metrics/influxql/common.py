@@ -3,8 +3,8 @@
 (``Source``), conditions on the tags and the rate of counters. The texts themselves are in a
 module per reader: ``retention`` (``influxdb_setup``), ``charts``, ``facts`` (health),
 ``alerts``, ``analytics``, ``arrays`` (the arrays' figures beside the servers', their event
-log), ``surveys`` and ``grafana`` (``dashboards``). Texts only:
-``metrics.influx`` runs them.
+log), ``usage`` (the owners' space and limits), ``surveys`` and ``grafana``
+(``dashboards``). Texts only: ``metrics.influx`` runs them.
 
 Counters are cumulative, so rates are ``non_negative_derivative`` per series (one target on one
 server) summed afterwards: a target that fails over starts a new series and is not counted as a

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "portal.health",
     "portal.inventory",
     "portal.jobs",
+    "portal.usage",
     "portal.wizard",
 ]
 

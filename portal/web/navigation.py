@@ -11,6 +11,7 @@ SECTIONS = (
     ("Dashboard", "health:dashboard"),
     ("SSUs", "inventory:ssu-list"),
     ("Analytics", "analytics:index"),
+    ("Usage", "usage:index"),
     ("Surveys", "surveys:list"),
     ("Alerts", "alerts:active"),
     ("Kernel log", "health:kernel-log"),
