@@ -331,7 +331,9 @@ def _quota_files(proc_lustre: str, state: dict, mounted: list[dict], writer: Tre
         for kind, table in quota.accounting(target).items():
             writer.write(f"{directory}/{quota.ACCT_FILES[kind]}", quota.acct_text(kind, table))
     for fsname in masters:
-        usage = quota.filesystem_usage(state, fsname)
+        # What the owners use only matters to those with limits (their `granted`).
+        limited = any(quota.master(state, fsname)["limits"].values())
+        usage = quota.filesystem_usage(state, fsname) if limited else dict.fromkeys(quota.KINDS, {})
         for resource in ("dt", "md"):
             directory = f"{proc_lustre}/qmt/{fsname}-QMT0000/{resource}-0x0"
             for kind, name in quota.GLB_NAMES.items():

@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+from sensors.collect import Collector
+from sensors.config import SensorConfig
 from sensors.kmsg import KernelLog, lustre_line, parse_kmsg
 from sensors.parsers import parse_stats
 from sensors.quota import parse_quota_accounting, parse_quota_limits
@@ -327,3 +329,20 @@ def test_a_full_ost_and_a_lost_lnet_link_are_logged_once(clustered_rack):
         line.startswith("LNetError:") and "10.10.0.11@o2ib" in line
         for line in kernel_lines(clustered_rack, "mds01")
     )
+
+
+def test_the_sensor_reads_every_new_file_of_a_busy_server_without_a_problem(built_rack):
+    job = run_job(built_rack, uid=4242)
+    with Rack.open(built_rack, read_only=True) as rack:
+        hosts = {rack.state["targets"][label]["mounted_on"] for label in job["osts"]}
+    for host in sorted(hosts) + ["mds01"]:
+        config = SensorConfig(
+            root=str(built_rack / "hosts" / host), collectors=("usage", "exports", "kmsg")
+        )
+        rnd = Collector(config).collect(1_800_000_000_000)
+        assert rnd.errors == 0
+        kinds = {line.partition(",")[0] for line in rnd.lines}
+        assert {"owner_usage", "kernel_log"} <= kinds
+        assert ("ost_client" if host != "mds01" else "mdt_client") in kinds
+    # the quota master's limits, on the server of MDT0000
+    assert any(line.startswith("owner_quota,") for line in rnd.lines)
