@@ -43,7 +43,9 @@ from simulator.topology import NCPU, host_volumes, target_health
 
 LUSTRE_VERSION = "2.15.4"
 MEM_TOTAL_KB = 196_608_000
-RECOVERY_WINDOW = 150.0
+# Recovery after a remount or failover: clients reconnect over the window (the kernel log's
+# `Will be in recovery for at least 2:30`, then `Recovery over after 2:30`).
+RECOVERY_WINDOW = float(kernel_log.RECOVERY_SECONDS)
 
 
 class TreeWriter:
@@ -165,7 +167,7 @@ def recovery_status(state: dict, target: dict, now: float) -> str:
     return (
         "status: COMPLETE\n"
         f"recovery_start: {int(mounted_at)}\n"
-        f"recovery_duration: {int(min(RECOVERY_WINDOW, 47))}\n"
+        f"recovery_duration: {int(RECOVERY_WINDOW)}\n"
         f"completed_clients: {clients}/{clients}\n"
         "replayed_requests: 0\n"
         f"last_transno: {target.get('transno', 4294967296)}\n"
