@@ -31,7 +31,7 @@ what changed since the last one, once:
   precreate: rc = -30`; once it is stopped, its peers' `LustreError: 11-0: ... operation
   ost_connect to node <nid> failed: rc = -19` (a degraded group shows nothing on the server:
   the array hides it);
-- an OST that filled up (the workload's writes stop there): `unable to precreate: rc = -28`;
+- an OST that filled up (where the workload's writes stop): `unable to precreate: rc = -28`;
 - a server whose LNet link went down: `LNetError: ... Timed out tx for <peer>` and `Timed out
   RDMA with <peer>` on it for each server it talks to, the same about it on those; after the
   lock callback timeout (100 s) the targets still served there evict the clients that held
@@ -314,7 +314,10 @@ def _failed_group(state: dict, target: dict, host: str, now: float) -> None:
 
 
 def _full(state: dict, target: dict, now: float) -> None:
-    full = target["used_kib"] >= FILL_LIMIT * target["total_kib"] * 0.999
+    """Where the workload's writes stop (simulator.workload): the filling scenario's ceiling,
+    else the OST's whole size."""
+    limit = FILL_LIMIT if state["scenario"] == "filling" else 1.0
+    full = target["used_kib"] >= limit * target["total_kib"] * 0.999
     if full == bool(target.get("kmsg_full")):
         return
     target["kmsg_full"] = full

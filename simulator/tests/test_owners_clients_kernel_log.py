@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from sensors.collect import Collector
 from sensors.config import SensorConfig
 from sensors.kmsg import KernelLog, lustre_line, parse_kmsg
@@ -17,6 +19,7 @@ from sensors.quota import parse_quota_accounting, parse_quota_limits
 from sensors.rounds import Round
 from simulator import failures, scenarios
 from simulator.rack import Rack
+from simulator.state import RackError
 from simulator.tests.conftest import REPO
 
 GiB = 1 << 30
@@ -65,6 +68,12 @@ def test_a_named_writer_owns_what_it_writes_on_each_target(built_rack):
         mdt = targets["scratch-MDT0000"]
         mdt_users = acct(built_rack, mdt["mounted_on"], "scratch-MDT0000", "user")
         assert mdt_users[4242] == (0, job["files"])
+
+
+def test_a_jobs_owner_must_be_an_id(built_rack):
+    with Rack.open(built_rack) as rack:
+        with pytest.raises(RackError, match="--uid must be an id"):
+            scenarios.add_job(rack.state, stripe_count=1, size=GiB, rate=1e8, uid=-1)
 
 
 def test_the_default_workload_writes_as_the_site_users(built_rack):
@@ -314,6 +323,7 @@ def test_a_lost_volume_group_logs_its_io_errors_once_and_its_peers_enodev(cluste
 
 def test_a_full_ost_and_a_lost_lnet_link_are_logged_once(clustered_rack):
     with Rack.open(clustered_rack) as rack:
+        rack.set_scenario("filling")  # writes stop at 95 %
         filled = scenarios.skew_fill(rack.state, 1, 100)
         rack.render()
         rack.render()
