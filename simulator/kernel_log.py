@@ -192,6 +192,9 @@ def _mounts(state: dict, target: dict, now: float) -> None:
     mount = [host, target.get("mounted_at")] if running else None
     if seen == mount:
         return
+    if seen is None and mount is not None and now - (mount[1] or now) >= RECOVERY_SECONDS:
+        target["kmsg_mount"] = mount  # mounted before the rack kept kernel logs: long done
+        return
     label = target["label"]
     if seen is not None:  # it stopped (or moved): its peers lost it
         old = seen[0]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import getopt
 import re
-import time
 
 from simulator import quota
 from simulator.commands import CommandExit, Context
@@ -98,9 +97,8 @@ def run(ctx: Context, argv: list[str]) -> int:
             return _grace(ctx, command, rack, fsname, kind, pairs)
         owner = _owner(ctx, command, kind, owner_text)
         if command == "quota":
-            _print_quota(
-                ctx, rack.state, fsname, kind, owner, rest[0], any(o == "-q" for o, _ in pairs)
-            )
+            quiet = any(o == "-q" for o, _ in pairs)
+            _print_quota(ctx, rack, fsname, kind, owner, rest[0], quiet)
             return 0
         limits = {}
         for option, value in pairs:
@@ -203,17 +201,18 @@ def _grace_column(used: int, soft: int, hard: int, ends: int, now: float) -> tup
     if hard and used >= hard:
         return "*", "-"
     if soft and used > soft:
-        left = int(ends - now) if ends else 0
+        left = ends - int(now) if ends else 0
         return "*", time_text(left) if left > 0 else "none"
     return " ", "-"
 
 
 def _print_quota(
-    ctx: Context, state: dict, fsname: str, kind: str, owner: int, mount: str, quiet: bool
+    ctx: Context, rack, fsname: str, kind: str, owner: int, mount: str, quiet: bool
 ) -> None:
+    """Grace left is counted on the rack's clock (the quota master's)."""
+    state, now = rack.state, rack.now
     usage = quota.filesystem_usage(state, fsname)[kind].get(owner, [0, 0])
     entry = quota.master(state, fsname)["limits"][kind].get(str(owner), {})
-    now = time.time()
     name, letter = TITLE[kind]
     if not quiet:
         ctx.print(f"Disk quotas for {name} {owner} ({letter} {owner}):")
