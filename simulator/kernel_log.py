@@ -146,14 +146,15 @@ def observe(state: dict, now: float) -> None:
     for _label, target in sorted(state["targets"].items()):
         if target["kind"] == "MGT":
             continue
-        if target.get("kmsg_failed") and target_health(state, target) != "failed":
+        failed = target_health(state, target) == "failed"
+        if target.get("kmsg_failed") and not failed:
             target.pop("kmsg_failed")  # repaired: a new failure logs again
-        _mounts(state, target, now)
+        _mounts(state, target, now, failed)
         host = target.get("mounted_on")
         if not host or state["servers"][host]["state"] != "up":
             continue
         _recovery(state, target, now)
-        if target_health(state, target) == "failed":
+        if failed:
             _failed_group(state, target, host, now)
         if target["kind"] == "OST":
             _full(state, target, now)
@@ -185,7 +186,9 @@ def _peer_lines(state: dict, target: dict) -> list[tuple[str, str]]:
     return found
 
 
-def _mounts(state: dict, target: dict, now: float) -> None:
+def _mounts(state: dict, target: dict, now: float, failed: bool) -> None:
+    """A target started, stopped or moved: recovery where it starts, its peers' lost and
+    restored connections (`failed`: its volume group failed under it)."""
     host = target.get("mounted_on")
     running = bool(host) and state["servers"][host]["state"] == "up"
     seen = target.get("kmsg_mount")
@@ -198,7 +201,7 @@ def _mounts(state: dict, target: dict, now: float) -> None:
     label = target["label"]
     if seen is not None:  # it stopped (or moved): its peers lost it
         old = seen[0]
-        lost = target_health(state, target) == "failed"
+        lost = failed
         if lost and old in state["servers"] and state["servers"][old]["state"] == "up":
             _failed_group(state, target, old, now)  # its RAID failed under it: then stopped
         for peer, name in _peer_lines(state, target):

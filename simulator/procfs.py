@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import zlib
 from pathlib import Path
 
 from simulator import counters as C
@@ -42,6 +43,10 @@ from simulator.state import write_atomic
 from simulator.topology import NCPU, host_volumes, target_health
 
 LUSTRE_VERSION = "2.15.4"
+# Files the sensor reads every 30 s or more (a target's per-client export stats, its owners'
+# accounting) are brought up to date at most this often: thousands of them change every
+# refresh on a busy rack (simulated seconds; a new process writes them at once).
+SLOW_SECONDS = 30.0
 MEM_TOTAL_KB = 196_608_000
 # Recovery after a remount or failover: clients reconnect over the window (the kernel log's
 # `Will be in recovery for at least 2:30`, then `Recovery over after 2:30`).
@@ -60,6 +65,21 @@ class TreeWriter:
         self.job_text: dict = {}
         self.links: set[str] = set()
         self.written = 0
+        # When each group of slow files (a target's export stats, its accounting) was last
+        # brought up to date (simulated seconds).
+        self.slow: dict[str, float] = {}
+
+    def due(self, key: str, now: float) -> bool:
+        """Whether the slow files under directory `key` are to be brought up to date now
+        (SLOW_SECONDS)."""
+        last = self.slow.get(key)
+        if last is not None and 0 <= now - last < SLOW_SECONDS:
+            return False
+        # Written now; the next time a share of SLOW_SECONDS of its own earlier, so the groups
+        # of a busy rack take turns instead of all falling due at the same refresh.
+        turn = (zlib.crc32(key.encode()) % 1000) / 1000 * SLOW_SECONDS if last is None else 0.0
+        self.slow[key] = now - turn
+        return True
 
     def write(self, path: Path | str, text: str) -> None:
         path = str(path)
@@ -85,6 +105,7 @@ class TreeWriter:
         for path in [p for p in self.cache if p.startswith(prefix)]:
             del self.cache[path]
         self.links = {p for p in self.links if not p.startswith(prefix)}
+        self.slow = {p: t for p, t in self.slow.items() if not f"{p}/".startswith(prefix)}
         if len(self.job_text) > 100_000:
             self.job_text.clear()
 
@@ -260,7 +281,7 @@ def render_host(
                 C.format_job_stats(entry["jobs"], names, writer.job_text, label),
             )
             writer.write(f"{proc_dir}/recovery_status", recovery_status(state, target, now))
-            _exports(proc_dir, label, entry, names, writer)
+            _exports(proc_dir, label, entry, names, writer, now)
             _capacity_files(sys_dir, target, writer)
             writer.write(f"{sys_dir}/num_exports", f"{exports}\n")
             if kind == "OST":
@@ -275,7 +296,7 @@ def render_host(
         writer.write(f"{osd}/mntdev", f"{target['device']}\n")
         writer.write(f"{osd}/blocksize", "4096\n")
 
-    _quota_files(proc_lustre, state, mounted, writer)
+    _quota_files(proc_lustre, state, mounted, writer, now)
 
     # Values set with `lctl set_param` (or by the MGS's params log: at each target mount and
     # each `set_param -P`) stay until the server reboots or their target remounts.
@@ -305,11 +326,13 @@ def render_host(
     )
 
 
-def _exports(proc_dir: str, label: str, entry: dict, names, writer: TreeWriter) -> None:
+def _exports(proc_dir: str, label: str, entry: dict, names, writer: TreeWriter, now: float) -> None:
     """`exports/<nid>/stats` of each client that sent the target a request since its mount (the
-    same counters as the target's own). An export's text is made again only when its counters
-    moved: its snapshot_time is that of its last request, so an idle client's file costs
-    nothing."""
+    same counters as the target's own), every SLOW_SECONDS. An export's text is made again only
+    when its counters moved: its snapshot_time is that of its last request, so an idle client's
+    file costs nothing."""
+    if not writer.due(f"{proc_dir}/exports", now):
+        return
     exports = entry.get("exports", {})
     _prune(Path(proc_dir, "exports"), set(exports), writer)
     for nid, export in exports.items():
@@ -321,15 +344,19 @@ def _exports(proc_dir: str, label: str, entry: dict, names, writer: TreeWriter) 
         writer.write(f"{proc_dir}/exports/{nid}/stats", cached[2])
 
 
-def _quota_files(proc_lustre: str, state: dict, mounted: list[dict], writer: TreeWriter) -> None:
-    """Each target's accounting per owner (its OSD's quota_slave), and on the server of
-    MDT0000 the quota master's indexes of its filesystem (simulator.quota)."""
+def _quota_files(
+    proc_lustre: str, state: dict, mounted: list[dict], writer: TreeWriter, now: float
+) -> None:
+    """Each target's accounting per owner (its OSD's quota_slave, every SLOW_SECONDS), and on
+    the server of MDT0000 the quota master's indexes of its filesystem (simulator.quota)."""
     targets = [t for t in mounted if t["kind"] != "MGT"]
     _prune(Path(proc_lustre, "osd-ldiskfs"), {t["label"] for t in targets}, writer)
     masters = sorted({t["fsname"] for t in targets if t["kind"] == "MDT" and t["index"] == 0})
     _prune(Path(proc_lustre, "qmt"), {f"{fs}-QMT0000" for fs in masters}, writer)
     for target in targets:
         directory = f"{proc_lustre}/osd-ldiskfs/{target['label']}/quota_slave"
+        if not writer.due(directory, now):
+            continue
         for kind, table in quota.accounting(target).items():
             writer.write(f"{directory}/{quota.ACCT_FILES[kind]}", quota.acct_text(kind, table))
     for fsname in masters:
