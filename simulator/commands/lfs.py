@@ -13,9 +13,10 @@ servers have no site users to resolve names against). MOUNT names the filesystem
 mount whose last component is its name (`/mnt/scratch`), or any path when the rack has one
 filesystem.
 
-`lfs quota` prints the title, header and row of lfs 2.15 (`Disk quotas for usr 1001 (uid
-1001):`, kbytes and files with their quota, limit and grace: `-` under the soft limit, the time
-left (`6d23h59m59s`) in grace, `none` once it ran out, a `*` after a usage over a limit).
+`lfs quota` prints what lfs's `print_quota_title` and `print_quota` do (`Disk quotas for usr
+1001 (uid 1001):`, kbytes and files with their quota, limit and grace: `-` under the soft limit,
+the time left (`6d23h59m59s`) in grace, `none` once it ran out, a `*` after a usage over a
+limit); `lfs quota -t` the grace periods (`Block grace time: 1w; Inode grace time: 1w`).
 """
 
 from __future__ import annotations
@@ -127,8 +128,8 @@ def _filesystem(ctx: Context, command: str, state: dict, mount: str) -> str:
 def _owner(ctx: Context, command: str, kind: str, text: str) -> int:
     if not text.isdigit() or int(text) > 4294967294:
         ctx.error(
-            f"lfs {command}: invalid {kind} id '{text}': give a number (the virtual servers "
-            "have no names to look up)"
+            f"lfs {command}: can't find id for name '{text}' ({kind} id): the virtual servers "
+            "have no names to look up, give a number from 0 to 4294967294"
         )
         raise CommandExit(22)
     return int(text)
@@ -170,9 +171,7 @@ def _grace(ctx: Context, command: str, rack, fsname: str, kind: str, pairs) -> i
     periods = fs_quota["grace"][kind]
     if command == "quota":
         block, inode = (time_text(p) for p in periods)
-        ctx.print(
-            f"Grace time for {TITLE[kind][0]}: Block grace time: {block}; Inode grace time: {inode}"
-        )
+        ctx.print(f"Block grace time: {block}; Inode grace time: {inode}")
         return 0
     given = {o: v for o, v in pairs if o in ("-b", "-i", "--block-grace", "--inode-grace")}
     if not given:
