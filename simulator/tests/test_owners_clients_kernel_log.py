@@ -356,3 +356,23 @@ def test_the_sensor_reads_every_new_file_of_a_busy_server_without_a_problem(buil
         assert ("ost_client" if host != "mds01" else "mdt_client") in kinds
     # the quota master's limits, on the server of MDT0000
     assert any(line.startswith("owner_quota,") for line in rnd.lines)
+
+
+def test_a_server_cut_from_lnet_evicts_the_clients_that_held_its_locks(built_rack):
+    # no cluster on this rack: nothing moves the targets away from the server
+    job = run_job(built_rack, seconds=10, server="oss01")
+    inject(built_rack, "lnet-down", server="oss01")
+
+    def evictions():
+        return [line for line in kernel_lines(built_rack, "oss01") if "evicting client" in line]
+
+    assert evictions() == []  # the lock callback timer has not expired yet
+    for _ in range(3):
+        with Rack.open(built_rack) as rack:
+            rack.advance(by=50)
+            rack.render()
+    (line,) = evictions()
+    assert f"lock callback timer expired after 100s: evicting client at {job['client']} " in line
+    # LDLM_ERROR from the lock timer (no process: pid 0), naming the OST's lock namespace
+    assert line.startswith("LustreError: 0:0:(ldlm_lockd.c:")
+    assert f" ns: filter-{job['osts'][0]}_UUID lock: " in line
