@@ -3,9 +3,10 @@
 The jobs come from the scenario (`simulator/scenarios.py`): each moves `rate` bytes per second
 over the OSTs it is striped on as long as they can take it. Each step of the clock turns that
 into the kernel's counters (`simulator/counter_store.py`): obdfilter stats and job_stats per OST,
-brw_stats histograms, md_stats and MDT job_stats, ptlrpc service stats, LNet and CPU counters per
-server, OST fill and inode use. Bandwidth is capped by the performance model (per OST, per RAID
-controller, per server), so a hot OSS saturates and a degraded group is slow.
+each client's export stats, brw_stats histograms, md_stats and MDT job_stats, ptlrpc service
+stats, LNet and CPU counters per server, OST fill and inode use, and what each job's owners
+hold on each target (simulator.quota). Bandwidth is capped by the performance model (per OST,
+per RAID controller, per server), so a hot OSS saturates and a degraded group is slow.
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ def _do_io(
     latency = _latency_us(bandwidth, io, util) + array_us
     stats = entry["stats"]
     jobs = entry["jobs"]
+    # The client's own counters on this OST (exports/<nid>/stats), as the target counts them.
+    xc = export_counters(entry, job["client"], now)["c"]
     job_entry = jobs.get(job["id"])
     if job_entry is None:
         job_entry = jobs[job["id"]] = {
@@ -188,12 +191,10 @@ def _do_io(
             "last": now,
             "c": C.new_counters(C.OST_COUNTERS),
         }
-        C.add_spread(job_entry["c"]["punch"], 1, 120)
-        C.add_spread(stats["punch"], 1, 120)
+        for counters in (job_entry["c"], stats, xc):
+            C.add_spread(counters["punch"], 1, 120)
     job_entry["last"] = now
     jc = job_entry["c"]
-    # The client's own counters on this OST (exports/<nid>/stats), as the target counts them.
-    xc = export_counters(entry, job["client"], now)["c"]
     hist = entry["brw"]
     pages_bucket = C.log2_bucket(min(io, 4 * MiB) // PAGE)
     disk_io = min(io, 1 * MiB)
