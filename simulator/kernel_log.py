@@ -32,6 +32,9 @@ what changed since the last one, once:
   ost_connect to node <nid> failed: rc = -19` (a degraded group shows nothing on the server:
   the array hides it);
 - an OST that filled up (where the workload's writes stop): `unable to precreate: rc = -28`;
+- the MGS stopped or moved: each other server's `LustreError: 166-1: MGC10.10.0.1@o2ib:
+  Connection to MGS (at 10.10.0.1@o2ib) was lost; in progress operations using this service
+  will fail`, then `Connection restored to ...`;
 - a server whose LNet link went down: `LNetError: ... Timed out tx for <peer>` and `Timed out
   RDMA with <peer>` on it for each server it talks to, the same about it on those; after the
   lock callback timeout (100 s) the targets still served there evict the clients that held
@@ -145,6 +148,7 @@ def observe(state: dict, now: float) -> None:
             server.pop("kmsg_lnet_down", None)
     for _label, target in sorted(state["targets"].items()):
         if target["kind"] == "MGT":
+            _mgs(state, target, now)
             continue
         failed = target_health(state, target) == "failed"
         if target.get("kmsg_failed") and not failed:
@@ -257,6 +261,35 @@ def _mounts(state: dict, target: dict, now: float, failed: bool) -> None:
                     INFO,
                     f"Lustre: {name}: Connection restored to {nid} (at {nid})",
                 )
+
+
+def _mgs(state: dict, target: dict, now: float) -> None:
+    """The MGS stopped or moved: every other running server's MGC (named after the first MGS
+    NID it was given) loses it (`166-1`, its connection is not replayable) and finds it again."""
+    host = target.get("mounted_on")
+    running = bool(host) and state["servers"][host]["state"] == "up"
+    mount = [host, target.get("mounted_at")] if running else None
+    seen = target.get("kmsg_mount")
+    if seen == mount:
+        return
+    target["kmsg_mount"] = mount
+    if seen is None:
+        return
+    nids = target.get("servicenodes") or [_nid(state, seen[0])]
+    mgc = f"MGC{nids[0]}"
+    for name, server in sorted(state["servers"].items()):
+        if server["state"] != "up" or not server["mounts"] or name in (seen[0], host):
+            continue
+        append(
+            server,
+            now,
+            ERR,
+            f"LustreError: 166-1: {mgc}: Connection to MGS (at {_nid(state, seen[0])}) was "
+            "lost; in progress operations using this service will fail",
+        )
+        if mount is not None:
+            nid = _nid(state, host)
+            append(server, now, INFO, f"Lustre: {mgc}: Connection restored to {nid} (at {nid})")
 
 
 def _recovery(state: dict, target: dict, now: float) -> None:

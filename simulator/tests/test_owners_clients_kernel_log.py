@@ -376,3 +376,34 @@ def test_a_server_cut_from_lnet_evicts_the_clients_that_held_its_locks(built_rac
     # LDLM_ERROR from the lock timer (no process: pid 0), naming the OST's lock namespace
     assert line.startswith("LustreError: 0:0:(ldlm_lockd.c:")
     assert f" ns: filter-{job['osts'][0]}_UUID lock: " in line
+
+
+def test_the_mgs_moving_is_logged_by_every_other_servers_mgc(clustered_rack):
+    inject(clustered_rack, "server-crash", server="mds01")
+    with Rack.open(clustered_rack, read_only=True) as rack:
+        assert rack.state["targets"]["MGS"]["mounted_on"] == "mds02"
+    for host in ("oss01", "oss02"):
+        lines = kernel_lines(clustered_rack, host)
+        assert (
+            lines.count(
+                "LustreError: 166-1: MGC10.10.0.1@o2ib: Connection to MGS (at 10.10.0.1@o2ib) was "
+                "lost; in progress operations using this service will fail"
+            )
+            == 1
+        )
+        assert (
+            lines.count(
+                "Lustre: MGC10.10.0.1@o2ib: Connection restored to 10.10.0.2@o2ib "
+                "(at 10.10.0.2@o2ib)"
+            )
+            == 1
+        )
+    # the OSTs' connections to the MDT moved with it: their LWP say so, recovery is on mds02
+    assert any(
+        line.startswith("Lustre: scratch-MDT0000-lwp-OST0000: Connection to scratch-MDT0000")
+        for line in kernel_lines(clustered_rack, "oss01")
+    )
+    assert any(
+        "scratch-MDT0000: Will be in recovery" in line
+        for line in kernel_lines(clustered_rack, "mds02")
+    )
