@@ -141,6 +141,7 @@ def _plural(count: int, one: str, many: str) -> str:
 
 
 def observe(state: dict, now: float) -> None:
+    """Log, once, what changed in the rack since the last call (the module's list)."""
     for server in state["servers"].values():
         if server["state"] == "up":
             _log(server)
