@@ -110,10 +110,11 @@ def test_first_minutes_of_a_fresh_demo(fresh_demo, page, screenshot_dir):
             and (empty.count() == 0)
         ):
             break
-        reds |= red_objects(url, ("admin", password))
+        red_now = red_objects(url, ("admin", password))
+        reds |= red_now
         assert time.monotonic() - built < GREEN_SECONDS, (
             f"after {GREEN_SECONDS} s: filesystem {status}, {drawn.count()} of "
-            f"{charts.count()} charts drawn, {empty.count()} empty"
+            f"{charts.count()} charts drawn, {empty.count()} empty; red now: {sorted(red_now)}"
         )
         time.sleep(5)
     page.screenshot(path=str(screenshot_dir / "demo-3-green-dashboard.png"), full_page=True)

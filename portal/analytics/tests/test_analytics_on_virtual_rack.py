@@ -49,18 +49,36 @@ def workload(rack, *args) -> str:
     return done.stdout
 
 
-def phase(rack, *args) -> tuple[float, float]:
+def phase(rack, *args) -> tuple[int, int]:
     """Run a workload (with no ``args``: the one as it is) for PHASE_ROUNDS; the window to
     analyse (its settled part)."""
     if args:
         workload(rack, *args)
     start = time.time()
     rack.wait_rounds(PHASE_ROUNDS)
-    return start + SETTLE_ROUNDS * SENSOR_INTERVAL, time.time()
+    until = int(time.time())
+    written_past(until)
+    return int(start + SETTLE_ROUNDS * SENSOR_INTERVAL), until
 
 
-def report(client, since: float, until: float) -> dict:
-    answer = client.get(f"/api/v1/analytics/report/?since={since:.0f}&until={until:.0f}")
+def written_past(until: int, timeout: float = 60.0) -> None:
+    """Wait until every OSS has written a point newer than ``until``: then the window's own
+    points are all in InfluxDB, and the API and a later dump read the same ones."""
+    statement = (
+        f"SELECT last(write_ios) FROM {schema.BRW.name} "
+        f"WHERE time > {until}s GROUP BY {schema.SERVER}"
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        servers = {point[schema.SERVER] for point in influx.query_tagged([statement])[0]}
+        if {"oss01", "oss02"} <= servers:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"no points past {until} from both OSSs after {timeout:.0f} s")
+
+
+def report(client, since: int, until: int) -> dict:
+    answer = client.get(f"/api/v1/analytics/report/?since={since}&until={until}")
     assert answer.status_code == 200, answer.content
     return answer.json()
 
@@ -74,14 +92,11 @@ def jobs_on(rack) -> dict[str, list[str]]:
         }
 
 
-def dump(path: Path, since: float, until: float) -> None:
+def dump(path: Path, since: int, until: int) -> None:
     """The rack's points of the window as line protocol, as an export of InfluxDB gives them."""
     lines = []
     for measurement in (schema.OST, schema.OST_JOB, schema.BRW):
-        statement = (
-            f"SELECT * FROM {measurement.name} "
-            f"WHERE time >= {int(since)}s AND time <= {int(until)}s"
-        )
+        statement = f"SELECT * FROM {measurement.name} WHERE time >= {since}s AND time <= {until}s"
         for point in influx.query_tagged([statement], epoch="ns")[0]:
             tags = {t: point[t] for t in measurement.tags if point.get(t)}
             fields = {
@@ -185,14 +200,14 @@ def test_analytics_on_a_virtual_rack(
     workload(virtual_rack, "idle")
     narrow = workload(virtual_rack, "job", "--stripe-count", "1", "--size", "2T", "--rate", "400M")
     job_id = narrow.split(":")[0].removeprefix("job ")
-    striping_window = (time.time(), 0.0)
+    striping_since = int(time.time())
     virtual_rack.wait_rounds(PHASE_ROUNDS)
-    striping = report(client, striping_window[0], time.time())
+    striping = report(client, striping_since, int(time.time()))
     flagged = {row["jobid"]: row for row in striping["striping"]}
     assert set(flagged) == {job_id}, striping["striping"]
     assert flagged[job_id]["osts"] == 1 and flagged[job_id]["stripe_count"] > 1
     assert f"lfs setstripe -c {flagged[job_id]['stripe_count']}" in flagged[job_id]["advice"]
-    page.goto(f"{url}/analytics/striping/?since={striping_window[0]:.0f}")
+    page.goto(f"{url}/analytics/striping/?since={striping_since}")
     assert job_id in page.locator("#striping-table").inner_text()
     page.screenshot(path=str(screenshot_dir / "analytics-3-striping.png"), full_page=True)
     for name in ("fill", "access", "capacity"):
