@@ -42,7 +42,7 @@ from portal.health.services.evaluation import (
     last_checked,
 )
 from portal.health.services.facts import object_key
-from portal.inventory.choices import TargetKind
+from portal.inventory.choices import ServerRole, TargetKind
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.single_row.page import single_row_settings
 from portal.web.shared_cache import reused
@@ -306,9 +306,14 @@ def server_detail(request, hostname: str):
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
             **_kernel_lines(server, server=server.hostname),
-            "busiest_clients": clients.busiest(server.pair.filesystem.name, server=server.hostname)
+            "busiest_clients": clients.busiest(
+                server.pair.filesystem.name,
+                server=server.hostname,
+                metadata=server.role != ServerRole.OSS,
+            )
             if server.pair_id
             else [],
+            "clients_metadata": server.role != ServerRole.OSS,
         },
     )
 
@@ -342,10 +347,13 @@ def target_detail(request, label: str):
             "array_events_about": subject.label if subject else "",
             **_kernel_lines(target, target=target.label),
             "busiest_clients": clients.busiest(
-                target.filesystem.name, target=schema.split_label(target.label)[1]
+                target.filesystem.name,
+                target=schema.split_label(target.label)[1],
+                metadata=target.kind == TargetKind.MDT,
             )
-            if target.kind == TargetKind.OST
+            if target.kind in (TargetKind.OST, TargetKind.MDT)
             else [],
+            "clients_metadata": target.kind == TargetKind.MDT,
         },
     )
 

@@ -1,12 +1,17 @@
 """The clients that moved the most through a target or a server over the last hour, from the
-targets' per-export stats: what the target and server pages list as their busiest clients."""
+targets' per-export stats: what the target and server pages list as their busiest clients. An
+OST's or an OSS's are ranked by bytes, an MDT's or an MDS's by metadata operations."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from metrics.influxql.clients import client_totals_statement
+from metrics.influxql.clients import (
+    client_operations_statement,
+    client_totals_statement,
+    operation_count,
+)
 from portal import influxdb as influx
 from sensors import schema
 
@@ -27,16 +32,24 @@ class ClientLoad:
 
 
 def busiest(
-    fs: str, target: str = "", server: str = "", now: float | None = None
+    fs: str, target: str = "", server: str = "", now: float | None = None, metadata=False
 ) -> list[ClientLoad] | None:
     """The clients of one target (``OST0003``) of ``fs`` or of one server's targets, by bytes
-    moved in the last hour; None when InfluxDB does not answer."""
+    moved in the last hour (with ``metadata``: of its MDTs, by operations); None when
+    InfluxDB does not answer."""
     now = time.time() if now is None else now
-    statement = client_totals_statement(fs, now - PAGE_SECONDS, now, target, server)
+    window = (fs, now - PAGE_SECONDS, now, target, server)
+    statement = (client_operations_statement if metadata else client_totals_statement)(*window)
     try:
         (rows,) = influx.query_tagged([statement])
     except influx.InfluxError:
         return None
+    if metadata:
+        loads = [
+            ClientLoad(row.get(schema.CLIENT) or "", 0, 0, operation_count(row)) for row in rows
+        ]
+        ranked = sorted((c for c in loads if c.operations), key=lambda c: -c.operations)
+        return ranked[:PAGE_LIMIT]
     loads = [
         ClientLoad(
             client=row.get(schema.CLIENT) or "",

@@ -1,6 +1,7 @@
 """The target and server pages list the clients that moved the most through them in the last
 hour, from the per-export stats the sensor writes (``ost_client``), summed over a target that
-failed over between its servers and not fooled by a counter that went back at a remount."""
+failed over between its servers and not fooled by a counter that went back at a remount; an
+MDT's and an MDS's list their clients by metadata operations (``mdt_client``)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,41 @@ def test_the_server_page_lists_the_clients_of_the_targets_it_served(exports, cli
     rows = rows_of(client, world, "/health/servers/oss01/")
     assert [row.split('"')[1] for row in rows] == ["169.254.7.20@tcp", "169.254.7.22@tcp"]
     assert ">100 MiB<" in rows[0] and ">5 MiB<" in rows[1]
+
+
+def test_the_mdt_and_mds_pages_rank_their_clients_by_metadata_operations(
+    rack_inventory, metrics_db, client, world
+):
+    now = int(time.time())
+
+    def mdt(ago, client_nid, opens, getattrs, unlinks):
+        # The fields of an MDT export's stats (sensors.lustre.counter_fields): a count per
+        # operation and its time in microseconds, which is not an operation.
+        fields = {
+            "open": opens,
+            "open_usecs": opens * 40,
+            "getattr": getattrs,
+            "getattr_usecs": getattrs * 9,
+            "unlink": unlinks,
+        }
+        tags = {"fs": "scratch", "target": "MDT0000", "server": "mds01", "client": client_nid}
+        return line(series("mdt_client", tags), fields, (now - ago) * 10**9)
+
+    influx.write_lines(
+        [
+            # .30 makes 10 opens and 2,000 getattrs (a find), .31 5,000 unlinks (an rm -r).
+            mdt(600, "169.254.7.30@tcp", 100, 1000, 0),
+            mdt(100, "169.254.7.30@tcp", 110, 3000, 0),
+            mdt(600, "169.254.7.31@tcp", 0, 0, 1000),
+            mdt(100, "169.254.7.31@tcp", 0, 0, 6000),
+            # Idle in the hour: not listed.
+            mdt(600, "169.254.7.32@tcp", 5, 5, 5),
+            mdt(100, "169.254.7.32@tcp", 5, 5, 5),
+        ],
+        precision="n",
+    )
+    for path in ("/health/targets/scratch-MDT0000/", "/health/servers/mds01/"):
+        rows = rows_of(client, world, path)
+        assert [row.split('"')[1] for row in rows] == ["169.254.7.31@tcp", "169.254.7.30@tcp"]
+        assert ">5,000<" in rows[0] and ">2,010<" in rows[1], path
+        assert "Metadata operations" in client.get(path).content.decode()
