@@ -36,7 +36,7 @@ from sensors.config import FILE_INTERVALS, SensorConfig
 from sensors.jobstats import JobStatsReader
 from sensors.kmsg import KernelLog
 from sensors.layout import LustreTree
-from sensors.lustre import collect_exports, collect_oss_services, collect_targets
+from sensors.lustre import ExportsReader, collect_oss_services, collect_targets
 from sensors.node import collect_lnet, collect_node
 from sensors.quota import collect_usage
 from sensors.redundancy import (
@@ -79,6 +79,7 @@ class Collector:
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
+        self.exports = ExportsReader()
         self.kernel_log = KernelLog(config.root, state_dir, config.kmsg_max_lines)
         # The tick (s) each file collector of its own interval is next due at.
         self.files_due = {name: 0.0 for name in FILE_INTERVALS if name in config.collectors}
@@ -181,7 +182,7 @@ class Collector:
             rnd.schedule[f"{name}_interval"] = interval
             if tick < due:
                 continue
-            function = collect_usage if name == "usage" else collect_exports
+            function = collect_usage if name == "usage" else self.exports.collect
             self._guard(rnd, name, function, self.tree, rnd)
             self.files_due[name] = tick + interval
 

@@ -48,7 +48,11 @@ class Round:
         self.add_series(series(measurement, {**self.tags, **tags}), fields)
 
     def add_series(self, prefix: str, fields: dict[str, Any]) -> None:
-        encoded = line(prefix, fields, self.timestamp)
+        self.add_series_at(prefix, fields, self.timestamp)
+
+    def add_series_at(self, prefix: str, fields: dict[str, Any], timestamp: int) -> None:
+        """One point at another time than the round's (a value known to hold then)."""
+        encoded = line(prefix, fields, timestamp)
         if encoded is not None:
             self.lines.append(encoded)
 

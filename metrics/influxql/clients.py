@@ -1,5 +1,5 @@
 """What each client moved through a target or a server over a window, from the targets'
-per-export stats (``ost_client``, ``mdt_client``: ``sensors.lustre.collect_exports``): each
+per-export stats (``ost_client``, ``mdt_client``: ``sensors.lustre.ExportsReader``): each
 series' counter increments summed (a counter that went back, a target remounted, adds
 nothing), then summed per client NID (``portal.health.services.clients``).
 

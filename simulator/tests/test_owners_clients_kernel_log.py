@@ -1,6 +1,6 @@
 """Who owns the data, which client moved it and what the kernel said, on the virtual rack, read
 with the sensor's own parsers: the owners' accounting and the quota master's limits
-(sensors.quota), each client's export stats (sensors.lustre.collect_exports through the
+(sensors.quota), each client's export stats (sensors.lustre.ExportsReader through the
 sensor's command line) and the kernel log (sensors.kmsg), after a workload or a failure."""
 
 from __future__ import annotations
