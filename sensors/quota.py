@@ -4,6 +4,9 @@
 - `osd-*.<target>.quota_slave.acct_user|acct_group|acct_project`: the OSD's own accounting,
   kept whether or not quotas are enforced (`/proc/fs/lustre/osd-ldiskfs/<target>/quota_slave/
   acct_user` on 2.15). One `- id:` and one `usage: { inodes: I, kbytes: K }` line per owner.
+  An MDT since 2.14 has a slave per resource, `quota_slave_md` and `quota_slave_dt` (its
+  Data-on-MDT blocks), reading the same accounting, with `quota_slave` a link to the first:
+  the first of these directories holding a file is read.
 - `qmt.<fs>-QMT0000.<dt|md>-<pool>.glb-usr|glb-grp|glb-prj`: on the server of MDT0000 only
   (`/proc/fs/lustre/qmt/<fs>-QMT0000/dt-0x0/glb-usr`). `dt` holds block limits in KiB, `md`
   inode limits; `0x0` is the filesystem's own pool, a 2.14+ OST pool has its name there.
@@ -27,6 +30,8 @@ from sensors.rounds import Round
 # The accounting files and the quota master's indexes, by the owner kind they count.
 ACCT_FILES = {"acct_user": "user", "acct_group": "group", "acct_project": "project"}
 GLB_FILES = {"glb-usr": "user", "glb-grp": "group", "glb-prj": "project"}
+# Where a target's quota slave keeps them, in the order read (2.14+ MDTs have the last two).
+SLAVE_DIRS = ("quota_slave", "quota_slave_md", "quota_slave_dt")
 # The quota master's resource types: `dt` limits are KiB, `md` limits are inodes.
 QUOTA_UNITS = {"dt": "kbytes", "md": "inodes"}
 
@@ -97,7 +102,9 @@ def collect_usage(tree: LustreTree, rnd: Round) -> None:
         if ident is None:
             continue  # MGS, or an OSD that is not a target's
         fs, target = ident
-        files = tree.device_files([os.path.join(d, "quota_slave") for d in directories])
+        files = tree.device_files(
+            [os.path.join(d, slave) for slave in SLAVE_DIRS for d in directories]
+        )
         tail = series("", {**rnd.tags, schema.FS: fs, schema.TARGET: target})
         for filename, kind in ACCT_FILES.items():
             if filename in files:

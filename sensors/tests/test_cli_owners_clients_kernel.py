@@ -106,7 +106,9 @@ def build_tree(root: Path) -> None:
     write(root, f"{lustre}/osd-ldiskfs/scratch-OST0003/quota_slave/acct_user", ACCT_USER_OST)
     write(root, f"{lustre}/osd-ldiskfs/scratch-OST0003/quota_slave/acct_group", ACCT_GROUP_OST)
     write(root, f"{lustre}/osd-ldiskfs/scratch-OST0003/quota_slave/acct_project", ACCT_PROJECT_OST)
-    write(root, f"{lustre}/osd-ldiskfs/scratch-MDT0000/quota_slave/acct_user", ACCT_USER_MDT)
+    # A 2.14+ MDT: a slave for its inodes and one for its Data-on-MDT blocks, no `quota_slave`.
+    write(root, f"{lustre}/osd-ldiskfs/scratch-MDT0000/quota_slave_md/acct_user", ACCT_USER_MDT)
+    write(root, f"{lustre}/osd-ldiskfs/scratch-MDT0000/quota_slave_dt/acct_user", ACCT_USER_MDT)
     write(root, f"{lustre}/qmt/scratch-QMT0000/dt-0x0/glb-usr", GLB_DT_USR)
     write(root, f"{lustre}/qmt/scratch-QMT0000/md-0x0/glb-usr", GLB_MD_USR)
     write(root, f"{lustre}/qmt/scratch-QMT0000/dt-0x0/glb-grp", GLB_DT_GRP)
@@ -144,6 +146,7 @@ def test_collect_once_prints_owners_clients_and_kernel_lines(tmp_path):
     assert len(points_of(points, "owner_usage", target="OST0003", kind="user")) == 3
     assert one(points, "owner_usage", kind="group", id="500").fields["kbytes"] == 96678707200
     assert one(points, "owner_usage", kind="project", id="0").fields["inodes"] == 185876
+    # read once, from the first of its slaves
     assert one(points, "owner_usage", target="MDT0000", id="1001").fields["inodes"] == 180345
 
     # the quota master's limits of user 1001: blocks (KiB) and inodes in one point
