@@ -380,6 +380,9 @@ SPECTACULAR_SETTINGS = {
         "EventStatusEnum": "portal.alerts.choices.EventStatus",
         "IncidentStatusEnum": "portal.alerts.choices.GroupStatus",
         "DeliveryStatusEnum": "portal.alerts.choices.DeliveryStatus",
+        # An alert's severity (critical, warning) and a kernel line's (syslog's levels).
+        "AlertSeverityEnum": "portal.alerts.choices.Severity",
+        "KernelSeverityEnum": "sensors.kmsg.SEVERITIES",
     },
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",
