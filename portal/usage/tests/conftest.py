@@ -22,7 +22,7 @@ import time
 import pytest
 
 from portal import influxdb as influx
-from portal.health.tests.conftest import metrics_db, rack_inventory  # noqa: F401
+from portal.health.tests.conftest import metrics_db, rack_inventory, virtual_rack  # noqa: F401
 from sensors.lineproto import line, series
 
 GIB = 2**20  # KiB
