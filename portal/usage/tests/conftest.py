@@ -13,6 +13,8 @@ scratch over two hours (``T0`` = two hours ago, ``T1`` = a minute ago), in KiB:
 OST0001 fails over between the two points (oss02 first, oss01 last): each target is counted
 once. The OSTs' own `inodes` (objects) are written too and must not count as files. An OST
 pool's limits (``flash``) are not the owner's quota. The OSTs hold 500 and 100 GiB of 1 TiB.
+
+The health tests' virtual rack serves the acceptance test (``test_usage_on_virtual_rack``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 import pytest
 
 from portal import influxdb as influx
-from portal.health.tests.conftest import metrics_db, rack_inventory  # noqa: F401
+from portal.health.tests.conftest import metrics_db, rack_inventory, virtual_rack  # noqa: F401
 from sensors.lineproto import line, series
 
 GIB = 2**20  # KiB
