@@ -21,7 +21,9 @@ by line.
 
 A line's time is the server's boot time (`btime` of `proc/stat`) plus the record's
 microseconds, so a line read again after a crash lands on its own point; without `proc/stat`,
-the round's time. Lines of one round are kept 1 ms apart at least, so none overwrites another.
+the round's time. Lines are kept 1 ms apart at least, within a round and from the last line
+sent before it (kept with the sequence across restarts), so none overwrites another when the
+kernel printed many in the same millisecond.
 """
 
 from __future__ import annotations
@@ -120,31 +122,32 @@ class KernelLog:
         self.stat_path = os.path.join(root, PROC_STAT)
         self.state_path = os.path.join(state_dir, STATE_FILE) if state_dir else None
         self.max_lines = max_lines
-        self.boot_id, self.sequence = self._load()
-        self._saved = (self.boot_id, self.sequence)
+        self.boot_id, self.sequence, self.last_time = self._load()
+        self._saved = (self.boot_id, self.sequence, self.last_time)
         self._fd: int | None = None
 
-    def _load(self) -> tuple[str, int]:
+    def _load(self) -> tuple[str, int, int]:
+        """The boot id, the last sequence read and the last line's time (ms) kept."""
         if self.state_path is None:
-            return "", -1
+            return "", -1, 0
         try:
             with open(self.state_path, encoding="utf-8") as handle:
                 state = json.load(handle)
-            return str(state["boot_id"]), int(state["sequence"])
+            return str(state["boot_id"]), int(state["sequence"]), int(state.get("time", 0))
         except FileNotFoundError:
-            return "", -1
-        except (OSError, ValueError, KeyError, TypeError):
-            return "", -1  # unreadable: start again from the ring's oldest record
+            return "", -1, 0
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return "", -1, 0  # unreadable: start again from the ring's oldest record
 
     def commit(self) -> None:
         """Keep the last sequence read, once the round's points are sent or spooled."""
-        now = (self.boot_id, self.sequence)
+        now = (self.boot_id, self.sequence, self.last_time)
         if self.state_path is None or now == self._saved:
             return
         os.makedirs(os.path.dirname(self.state_path), exist_ok=True)
         temporary = f"{self.state_path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump({"boot_id": now[0], "sequence": now[1]}, handle)
+            json.dump({"boot_id": now[0], "sequence": now[1], "time": now[2]}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self.state_path)
@@ -164,7 +167,8 @@ class KernelLog:
             rnd.counts[field] = 0
         boot_id = _first_line(self.boot_id_path)
         if boot_id and boot_id != self.boot_id:
-            self.boot_id, self.sequence = boot_id, -1  # a new boot: a new numbering
+            # a new boot: a new numbering, and its own clock
+            self.boot_id, self.sequence, self.last_time = boot_id, -1, 0
         if stat.S_ISCHR(mode):
             records = self._read_device(rnd)
         else:
@@ -199,7 +203,7 @@ class KernelLog:
 
     def _points(self, rnd: Round, records: list[KernelRecord]) -> None:
         boot_ms = _boot_ms(self.stat_path)
-        last_time = 0
+        last_time = self.last_time
         sent = lost = 0
         storms: dict[tuple, list[int]] = {}
         for record in records:
@@ -232,6 +236,7 @@ class KernelLog:
                 dict(key),
                 {"lines": count, "first_sequence": first, "last_sequence": last},
             )
+        self.last_time = last_time
         suppressed = sum(storm[0] for storm in storms.values())
         rnd.counts["kernel_lines"] = sent
         rnd.counts["kernel_lines_suppressed"] = suppressed

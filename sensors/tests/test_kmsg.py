@@ -303,3 +303,24 @@ def test_the_bound_comes_from_the_configuration(tmp_path):
     points = parse_lines(rnd.lines)
     assert sequences(points) == [1201, 1203]
     assert rnd.counts["kernel_lines_suppressed"] == 2
+
+
+def test_lines_of_the_same_millisecond_in_later_rounds_and_after_a_restart_keep_their_own_time(
+    tmp_path,
+):
+    """A young boot's (or a storm's) lines may all carry the same microseconds: each round's and
+    each restart's come after the last one sent, so none overwrites an earlier line's point."""
+    same = "4,{n},41900000,-;Lustre: scratch-OST000{n}-osc-MDT0000: Connection to scratch-OST000{n}"
+    records = [same.format(n=n) for n in range(1, 4)]
+    spool = tmp_path / "spool"
+    log = KernelLog(str(server(tmp_path, records[:1])), str(spool))
+    times = [p.timestamp for p in points_of(read_round(log)[1], "kernel_log")]
+    log.commit()
+    server(tmp_path, records[:2])
+    times += [p.timestamp for p in points_of(read_round(log, TS + 5000)[1], "kernel_log")]
+    log.commit()
+    log.close()
+    server(tmp_path, records)
+    restarted = KernelLog(str(tmp_path / "root"), str(spool))
+    times += [p.timestamp for p in points_of(read_round(restarted, TS + 10000)[1], "kernel_log")]
+    assert times == [BTIME * 1000 + 41900 + n for n in range(3)]
