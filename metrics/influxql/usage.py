@@ -66,6 +66,18 @@ def span_statements(source: Source, fs: str, since: float, until: float) -> list
     ]
 
 
+def owner_span_statements(source: Source, fs: str, since: float, until: float) -> list[str]:
+    """When each owner's accounting starts and ends in the window: an owner that first wrote
+    within it starts later than the filesystem (its growth is over its own span). The time of
+    its first and of its last point, per kind and id."""
+    where = _where(filesystem_condition(fs), between(since, until))
+    return [
+        f"SELECT {selector}({source.field('kbytes')}) "
+        f"FROM {source.measurement(schema.OWNER_USAGE.name)} WHERE {where} GROUP BY {tags(OWNER)}"
+        for selector in ("first", "last")
+    ]
+
+
 def target_owners_statement(fs: str, since: float, until: float, target: str = "") -> str:
     """The newest space of every owner on each OST (or on one target) of the filesystem."""
     on = (

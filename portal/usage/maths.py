@@ -136,25 +136,30 @@ def owner_rows(
     now: float,
     thresholds: Thresholds,
     names: dict[str, str],
+    spans: dict[str, float] | None = None,
 ) -> list[dict]:
     """One row per owner of ``kind``: its space and files now, their growth over the window
-    (``seconds`` from the first to the last point), its limits, when it reaches them, and
-    whether it is over its soft limit. ``first``/``last``/``limits`` are keyed by id."""
+    (``seconds`` from the first to the last point; ``spans``: an owner's own seconds from its
+    first to its last point, when it first wrote within the window), its limits, when it
+    reaches them, and whether it is over its soft limit. ``first``/``last``/``limits`` are
+    keyed by id."""
     rows = []
+    spans = spans or {}
     for owner in sorted(set(last) | set(limits), key=_id_order):
+        seconds_of = min(spans.get(owner, seconds), seconds)
         now_used = last.get(owner, {})
         start = first.get(owner, {})
         limit = limits.get(owner, {})
         row = {"kind": kind, "id": owner, "name": names.get(owner, "")}
         for unit in UNITS:
             used = float(now_used.get(unit) or 0)
-            rate = _rate(start.get(unit), used, seconds) if owner in first else None
+            rate = _rate(start.get(unit), used, seconds_of) if owner in first else None
             hard, soft = (
                 float(limit.get(f"{unit}_hard") or 0),
                 float(limit.get(f"{unit}_soft") or 0),
             )
             row[unit] = used
-            row[f"{unit}_growth"] = None if rate is None else rate * seconds
+            row[f"{unit}_growth"] = None if rate is None else rate * seconds_of
             row[f"{unit}_per_day"] = None if rate is None else rate * 86400
             row[f"{unit}_hard"] = hard or None
             row[f"{unit}_soft"] = soft or None

@@ -179,8 +179,9 @@ def read_usage(window: Window, fs: str) -> dict:
         statements = queries.growth_statements(source, fs, window.since, window.until)
         statements.append(queries.limits_statement(fs, newest_since, window.until))
         statements.append(queries.capacity_statement(fs, newest_since, window.until))
-        kb_first, kb_last, in_first, in_last, limits, capacity = influx.query_tagged(
-            statements, epoch="s"
+        statements += queries.owner_span_statements(source, fs, window.since, window.until)
+        kb_first, kb_last, in_first, in_last, limits, capacity, own_first, own_last = (
+            influx.query_tagged(statements, epoch="s")
         )
         limit_fields = schema.OWNER_QUOTA.fields
         return {
@@ -191,8 +192,20 @@ def read_usage(window: Window, fs: str) -> dict:
             "last": _merge(_by_owner(kb_last, "kbytes"), _by_owner(in_last, "inodes")),
             "limits": _merge(*(_by_owner(limits, field) for field in limit_fields)),
             "capacity": capacity[0] if capacity else {},
+            "spans": _spans(own_first, own_last),
         }
     return {}
+
+
+def _spans(firsts: list[dict], lasts: list[dict]) -> dict[str, dict[str, float]]:
+    """Seconds from each owner's first to its last point of the window, per kind and id."""
+    started = {(row.get(schema.KIND), row.get(schema.ID)): row["time"] for row in firsts}
+    spans: dict[str, dict[str, float]] = {kind: {} for kind in maths.KINDS}
+    for row in lasts:
+        kind, owner = row.get(schema.KIND), row.get(schema.ID)
+        if kind in spans and (kind, owner) in started:
+            spans[kind][owner] = row["time"] - started[(kind, owner)]
+    return spans
 
 
 def thresholds(capacity: dict) -> maths.Thresholds:
@@ -223,6 +236,7 @@ def owners(window: Window, fs: str, now: float | None = None) -> tuple[list[dict
             read["last"][kind],
             read["limits"][kind],
             seconds=read["ended"] - read["started"],
+            spans=read["spans"][kind],
             until=read["ended"],
             now=now,
             thresholds=limits_of,

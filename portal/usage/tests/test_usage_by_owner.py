@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
+from portal import influxdb as influx
 from portal.health.models import HealthSettings
 from portal.usage.models import OwnerName
-from portal.usage.tests.conftest import GIB, MIB4, TIB
+from portal.usage.tests.conftest import GIB, MIB4, TIB, limit_point, owner_point
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -73,6 +74,31 @@ def test_growth_and_the_date_an_owner_reaches_its_hard_limit(accounting, client,
         "warning_percent": HealthSettings.load().capacity_warning_percent,
         "critical_percent": HealthSettings.load().capacity_critical_percent,
     }
+
+
+def test_an_owner_who_first_wrote_within_the_window_grows_over_its_own_span(
+    accounting, client, world
+):
+    """A new project's user filling fast is the one to warn about: its rate is its own
+    growth over the time it has been seen, not spread over the whole window."""
+    t0, t1, _ = accounting
+    seen = (t0 + t1) // 2
+    influx.write_lines(
+        [
+            owner_point(seen, "OST0001", "oss01", "user", 1004, 10 * GIB, 77),
+            owner_point(t1, "OST0001", "oss01", "user", 1004, 20 * GIB, 77),
+            limit_point(t1, "user", 1004, kbytes_hard=120 * GIB),
+        ],
+        precision="n",
+    )
+    body = usage(client, world, window="24h")
+    erin = next(row for row in body["top"]["user"]["kbytes"] if row["id"] == "1004")
+    assert erin["kbytes_growth"] == 10 * GIB
+    assert erin["kbytes_per_day"] == pytest.approx(10 * GIB * 86400 / (t1 - seen))
+    assert erin["kbytes_limit_at"] == pytest.approx(t1 + 100 * GIB / (10 * GIB / (t1 - seen)))
+    # Those seen over the whole window keep the window's span.
+    alice = next(row for row in body["top"]["user"]["kbytes"] if row["id"] == "1000")
+    assert alice["kbytes_per_day"] == pytest.approx(100 * GIB * 86400 / (t1 - t0))
 
 
 def test_an_owner_without_a_limit_is_forecast_against_the_capacity_thresholds(
