@@ -310,6 +310,8 @@ MEASUREMENTS = {
         SENSOR_MEASUREMENT,
     )
 }
+# One point per event, its text a field: kept raw only (a mean of them means nothing).
+EVENTS = (ARRAY_EVENT, KERNEL_LOG, KERNEL_STORM)
 # The measurements of targets, by the kind of target the sensor found.
 TARGET_MEASUREMENTS = {"ost": OST, "mdt": MDT}
 # The per-client measurements, by the kind of target.
