@@ -5,6 +5,7 @@ ones (``manage.py influxdb_setup``). In the downsampled policies a field ``x`` i
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from metrics.influxql.common import (
@@ -39,12 +40,15 @@ RETENTION_POLICIES = (
     RetentionPolicy(MINUTE_POLICY, "90d", "7d"),
     RetentionPolicy(HOUR_POLICY, "1095d", "30d"),
 )
-DOWNSAMPLES = (
-    Downsample(f"{CQ_PREFIX}minute_v2", MINUTE_POLICY, "1m", "10m"),
-    Downsample(f"{CQ_PREFIX}hour_v2", HOUR_POLICY, "1h", "2h"),
-)
-# The measurements the continuous queries read (v1 read every one, the events too).
+# The measurements the continuous queries read (v1 read every one, the events too). Their
+# names end with a digest of the list: a measurement added to the schema replaces them
+# (``influxdb_setup`` drops a query of ours whose name it does not want).
 DOWNSAMPLED = sorted(set(schema.MEASUREMENTS) - {event.name for event in schema.EVENTS})
+_READS = hashlib.sha256("|".join(DOWNSAMPLED).encode()).hexdigest()[:6]
+DOWNSAMPLES = (
+    Downsample(f"{CQ_PREFIX}minute_v2_{_READS}", MINUTE_POLICY, "1m", "10m"),
+    Downsample(f"{CQ_PREFIX}hour_v2_{_READS}", HOUR_POLICY, "1h", "2h"),
+)
 
 
 def show_retention_policies(database: str) -> str:
