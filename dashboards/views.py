@@ -350,6 +350,7 @@ def target() -> dashboard.Dashboard:
                         where,
                         per_series=(*PER_TARGET, schema.CLIENT),
                         by=(schema.CLIENT,),
+                        carry=True,
                     )
                 ).alias("$tag_client write"),
             )

@@ -18,6 +18,7 @@ def grafana_rate_statement(
     where: str,
     per_series: tuple[str, ...] = PER_TARGET,
     by: tuple[str, ...] = (),
+    carry: bool = False,
 ) -> str:
     """``rate_statement`` over the Grafana dashboard's range and step (raw points)."""
     return rate_statement(
@@ -29,6 +30,7 @@ def grafana_rate_statement(
         step=GRAFANA_STEP,
         per_series=per_series,
         by=by,
+        carry=carry,
     )
 
 
