@@ -139,8 +139,12 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Workers and the portal write at the same time; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Workers and the portal write at the same time; wait for the lock instead of failing. A
+    # transaction takes the write lock as it begins (IMMEDIATE): one that read first and wrote
+    # later while another connection committed would fail at once ("database is locked"),
+    # the busy timeout not applying, as waiting could deadlock.
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options["timeout"], options["transaction_mode"] = 20, "IMMEDIATE"
     DATABASES["default"]["TEST"] = {"NAME": str(RUN_DIR / "test-ostara.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
