@@ -31,9 +31,16 @@ GETENT_LAYOUT = {
 }
 # The kind of owner each database names.
 GETENT_KINDS = {"passwd": "user", "group": "group"}
-# What useradd/groupadd accept (and Samba's trailing $), at most 64 characters.
-NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.@-]{0,62}\$?$")
+# Any name NSS can give (useradd's, Samba's trailing $, a directory's "domain users" or
+# "DOM\\user"): no control character, no blank at either end, at most 256 characters.
+NAME_RE = re.compile(r"(?=\S)[^\x00-\x1f\x7f]{1,256}(?<=\S)")
 MAX_ID = 4294967294  # (uid_t)-1 is "no id"
+# lustre_quota.h: LQUOTA_GRACE_BITS; the bits above are flags (LQUOTA_FLAG_DEFAULT, ...).
+GRACE_BITS = 48
+GRACE_MASK = (1 << GRACE_BITS) - 1
+# Id 0's entry of a quota master index holds the filesystem's defaults (the grace periods, the
+# limits `lfs setquota -U/-G/-P` set), not root's limits: root is exempt from quotas.
+DEFAULTS_ID = "0"
 MAX_LINES = 200_000
 
 
@@ -45,9 +52,11 @@ class GetentError(ValueError):
         self.line = line
 
 
-def parse_getent(text: str, database: str) -> dict[int, str]:
+def parse_getent(text: str, database: str, repeats: list[str] | None = None) -> dict[int, str]:
     """``getent passwd`` or ``getent group`` output: {id: name}. Every line must be one entry
-    of that database; the first that is not is refused with its number and the reason."""
+    of that database; the first that is not is refused with its number and the reason. An id
+    listed again (a host with `passwd: files sss` lists a user of both) keeps its first name,
+    as NSS answers it; each repeat is said in ``repeats``."""
     if database not in GETENT_FIELDS:
         raise ValueError(f"no getent database {database!r} (passwd or group)")
     fields, what = GETENT_FIELDS[database], "uid" if database == "passwd" else "gid"
@@ -69,7 +78,7 @@ def parse_getent(text: str, database: str) -> dict[int, str]:
                 f"({GETENT_LAYOUT[database]})",
             )
         name, id_text = parts[0], parts[2]
-        if not NAME_RE.match(name):
+        if not NAME_RE.fullmatch(name):
             raise GetentError(number, f"{name!r} is not a {GETENT_KINDS[database]} name")
         if not id_text.isascii() or not id_text.isdigit():
             raise GetentError(number, f"the {what} {id_text!r} of {name!r} is not a number")
@@ -77,10 +86,12 @@ def parse_getent(text: str, database: str) -> dict[int, str]:
         if owner > MAX_ID:
             raise GetentError(number, f"the {what} {owner} of {name!r} is above {MAX_ID}")
         if owner in names:
-            raise GetentError(
-                number,
-                f"{what} {owner} is named {names[owner]!r} on line {first_line[owner]} already",
-            )
+            if repeats is not None:
+                repeats.append(
+                    f"line {number}: {what} {owner} ({name!r}) kept {names[owner]!r} of line "
+                    f"{first_line[owner]}"
+                )
+            continue
         names[owner], first_line[owner] = name, number
     return names
 
@@ -117,9 +128,12 @@ def reaches(used: float, limit: float, rate: float | None, at: float) -> float |
 
 
 def _grace(used: float, soft: float, end: float, now: float) -> dict | None:
-    """Over the soft limit: in grace until ``end``, or past it (None: not over it)."""
+    """Over the soft limit: in grace until ``end``, or past it (None: not over it). Lustre
+    keeps flags in the top bits of a quota entry's time (an id on the default quota); the
+    seconds are the low ``GRACE_BITS``."""
     if not soft or used <= soft:
         return None
+    end = float(int(end) & GRACE_MASK)
     if end and end <= now:
         return {"state": "past_grace", "grace_ends": end}
     return {"state": "in_grace", "grace_ends": end or None}
@@ -145,6 +159,7 @@ def owner_rows(
     keyed by id."""
     rows = []
     spans = spans or {}
+    limits = {owner: limit for owner, limit in limits.items() if owner != DEFAULTS_ID}
     for owner in sorted(set(last) | set(limits), key=_id_order):
         seconds_of = min(spans.get(owner, seconds), seconds)
         now_used = last.get(owner, {})
