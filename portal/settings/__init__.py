@@ -171,6 +171,10 @@ for _variable, _value in {
 }.items():
     if _value < 1:
         raise SettingError(f"{_variable}: must be at least 1, got {_value}")
+# A pasted `getent passwd` of a large site is megabytes (portal.usage.forms.MAX_UPLOAD_BYTES,
+# 16 MiB, with the form's other fields): the form refuses more, naming its field, where
+# Django's default of 2.5 MiB would refuse the request before the form is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 17 * 2**20
 # A session ends a working day after sign-in, and after this long without a page asked for
 # (0: no idle limit); the dashboard's own refreshes do not keep it alive.
 SESSION_COOKIE_AGE = env_int("OSTARA_SESSION_SECONDS", 8 * 3600)

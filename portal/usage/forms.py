@@ -43,9 +43,15 @@ class NamesForm(forms.Form):
             except UnicodeDecodeError:
                 self.add_error("upload", "not UTF-8 text: the output of getent")
                 return data
+        elif len(text) > MAX_UPLOAD_BYTES:
+            self.add_error("text", f"at most {MAX_UPLOAD_BYTES // 2**20} MiB: upload it as a file")
+            return data
         field = "upload" if upload is not None else "text"
+        data["repeats"] = []
         try:
-            data["names"] = maths.parse_getent(text, GETENT_DATABASES[data["kind"]])
+            data["names"] = maths.parse_getent(
+                text, GETENT_DATABASES[data["kind"]], data["repeats"]
+            )
         except maths.GetentError as error:
             self.add_error(field, str(error))
         return data

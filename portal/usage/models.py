@@ -13,7 +13,7 @@ class OwnerName(models.Model):
 
     kind = models.CharField(max_length=5, choices=NamedKind.choices)
     number = models.PositiveBigIntegerField("id")
-    name = models.CharField(max_length=64)
+    name = models.CharField(max_length=256)
     source = models.CharField(max_length=6, choices=NameSource.choices)
     updated = models.DateTimeField(auto_now=True)
 

@@ -135,7 +135,8 @@ def nss_names(kind: str) -> dict[int, str]:
         entries = [(entry.gr_gid, entry.gr_name) for entry in grp.getgrall()]
     mapping: dict[int, str] = {}
     for number, name in entries:
-        mapping.setdefault(number, name)  # NSS answers the first entry of an id, as here
+        if maths.NAME_RE.fullmatch(name):  # the upload's rule: nothing a page could not show
+            mapping.setdefault(number, name)  # NSS answers the first entry of an id, as here
     return mapping
 
 

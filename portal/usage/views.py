@@ -152,6 +152,11 @@ def owner_names(request):
                     kind, form.cleaned_data["names"], choices.NameSource.UPLOAD
                 )
                 said = "uploaded"
+                repeats = form.cleaned_data.get("repeats") or []
+                if repeats:  # the first three say which; the count says how many
+                    shown = "; ".join(repeats[:3]) + ("; …" if len(repeats) > 3 else "")
+                    ids = "id" if len(repeats) == 1 else "ids"
+                    said += f"; {len(repeats):,} {ids} listed again kept the first name ({shown})"
             messages.success(request, f"{count:,} {kind} names {said}.")
             return redirect("usage:names")
     counts = {

@@ -27,6 +27,14 @@ def test_getent_passwd_and_group_give_each_id_its_name():
     assert maths.parse_getent(GROUP + "\n\n", "group") == {0: "root", 2000: "physics"}
 
 
+def test_names_of_a_directory_and_an_id_listed_twice_keep_nss_first_answer():
+    # `passwd: files sss`: getent lists a user of both; a directory's names have blanks and \.
+    text = "domain users:*:5000:\nDOM\\ops:*:5001:\nlocal:x:5000:\n"
+    repeats: list[str] = []
+    assert maths.parse_getent(text, "group", repeats) == {5000: "domain users", 5001: "DOM\\ops"}
+    assert repeats == ["line 3: gid 5000 ('local') kept 'domain users' of line 1"]
+
+
 @pytest.mark.parametrize(
     ("text", "database", "line", "reason"),
     [
@@ -36,9 +44,10 @@ def test_getent_passwd_and_group_give_each_id_its_name():
         ("carol:x:12a:12:::\n", "passwd", 1, "the uid '12a' of 'carol' is not a number"),
         ("carol:x:-5:12:::\n", "passwd", 1, "the uid '-5' of 'carol' is not a number"),
         ("carol:x:4294967295:1:::\n", "passwd", 1, "above 4294967294"),
-        ("a:x:1:\nb c:x:2:\n", "group", 2, "'b c' is not a group name"),
+        ("a:x:1:\nb\x1bc:x:2:\n", "group", 2, "'b\\x1bc' is not a group name"),
         (":x:3:\n", "group", 1, "'' is not a group name"),
-        ("a:x:7:\nb:x:7:\n", "group", 2, "gid 7 is named 'a' on line 1 already"),
+        (" a:x:3:\n", "group", 1, "' a' is not a group name"),
+        (f"{'x' * 257}:x:3:\n", "group", 1, "is not a group name"),
         ("\n\n", "passwd", 1, "no entries"),
     ],
 )
@@ -67,6 +76,15 @@ def test_an_administrator_uploads_names_and_a_bad_line_stores_nothing(client, wo
     assert "line 3: the gid 'abc' of 'broken' is not a number" in said
     assert not OwnerName.objects.filter(kind="group").exists()
     assert OwnerName.objects.filter(kind="user").count() == 3
+    # A site's whole passwd pasted (3 MiB, past Django's default body limit), one id twice.
+    many = "".join(f"user{n:07d}:x:{n}:{n}:A user of the site,,,:/home/u{n}:/bin/bash\n"
+                   for n in range(60_000))  # fmt: skip
+    many += "again:x:7:7:::\n"
+    assert len(many) > 3 * 2**20
+    answer = client.post(url, {"kind": "user", "source": "upload", "text": many}, follow=True)
+    said = html.unescape(answer.content.decode())
+    assert "60,000 user names uploaded; 1 id listed again kept the first name" in said
+    assert "line 60001: uid 7 ('again') kept 'user0000007' of line 8" in said
     # A new upload of users replaces the old names.
     client.post(url, {"kind": "user", "source": "upload", "text": "bob:x:1000:1000:::\n"})
     assert services.names()["user"] == {"1000": "bob"}
