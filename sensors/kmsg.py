@@ -195,8 +195,13 @@ class KernelLog:
                 if not chunk:
                     break
                 text = chunk.decode("utf-8", "replace").split("\n", 1)[0]
-                records.append(_record(1, text))
-        except (OSError, ParseError) as error:
+                try:
+                    records.append(_record(1, text))
+                except ParseError as error:
+                    # Counted and passed: the device reads on from the next record (reopened,
+                    # it would start at the oldest and stop at this one every round).
+                    rnd.problem(self.path, error)
+        except OSError as error:
             rnd.problem(self.path, error)
             self.close()
         return records

@@ -215,15 +215,18 @@ def test_a_storm_is_counted_not_sent_line_by_line(tmp_path):
     }
 
 
-def test_the_character_device_one_record_per_read_and_epipe(tmp_path, monkeypatch):
+def test_the_character_device_one_record_per_read_epipe_and_a_bad_record(tmp_path, monkeypatch):
     """A real /dev/kmsg cannot be made here (mknod needs root): the device is played by a
     plain file whose reads give what the kernel gives (one record each, EPIPE when the reader's
-    records were overwritten, EAGAIN when it has read everything)."""
+    records were overwritten, EAGAIN when it has read everything). A record that is not one is
+    counted and passed, the device read on (reopened, it would start at the oldest record and
+    stop at the bad one every round)."""
     root = server(tmp_path, [])
     device = str(root / "dev" / "kmsg")
     answers = [
         (RECORDS[0] + "\n" + RECORDS[1] + "\n").encode(),
         OSError(errno.EPIPE, "Broken pipe"),
+        b"not a record\n",
         (RECORDS[7] + "\n").encode(),
         BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable"),
     ]
@@ -261,7 +264,7 @@ def test_the_character_device_one_record_per_read_and_epipe(tmp_path, monkeypatc
     log.close()
     assert sequences(points) == [1201, 1206]
     assert rnd.counts["kernel_lines_lost"] == 4
-    assert rnd.errors == 0
+    assert rnd.errors == 1 and len(opened) == 1
 
 
 def test_the_service_keeps_its_place_once_the_round_is_spooled(tmp_path):
