@@ -156,9 +156,12 @@ def storms_about(which: LineFilter, since: float, until: float) -> list[Storm]:
 
 # What Lustre logs when a target evicts a client or a client reconnects (ldlm_lib.c's
 # "Client <uuid> (at <nid>) reconnecting", the ping evictor's "haven't heard from client <uuid>
-# (at <nid>) ... I am evicting it", ldlm's "evicting client at <nid>").
+# (at <nid>) ... I am evicting it", ldlm's "evicting client at <nid>" and "A client on nid
+# <nid> was evicted due to a lock ... callback time out"). LNet writes a peer as
+# "<pid>-<nid>" ("from 12345-10.0.0.5@o2ib"): the process id is not the client's. A network
+# name has digits inside as well as at its end (o2ib, o2ib1).
 CLIENT_EVENTS = r"evict|reconnecting"
-_NID = re.compile(r"(?:\(at |client at |from )([0-9A-Za-z.:_-]+@[a-z]+[0-9]*)")
+_NID = re.compile(r"(?:\(at |client at |from |on nid )(?:\d+-)?([0-9A-Za-z.:_-]+@[a-z][a-z0-9]*)")
 
 
 @dataclass(frozen=True)

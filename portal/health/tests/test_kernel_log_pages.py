@@ -198,6 +198,10 @@ def test_the_target_page_names_the_clients_it_evicted_or_that_reconnected(
         "Lustre: scratch-OST0003: Client 2b7c4d1e-1f0a-4c3b-9e8d-7a6b5c4d3e2f (at "
         "169.254.7.21@tcp) reconnecting"
     )
+    lock_timeout = (  # ldlm_lockd.c's 138-a
+        "LustreError: 138-a: scratch-OST0003: A client on nid 169.254.7.22@o2ib1 was evicted due "
+        "to a lock blocking callback time out: rc -107"
+    )
     write_kernel_logs(
         tmp_path,
         [
@@ -205,11 +209,17 @@ def test_the_target_page_names_the_clients_it_evicted_or_that_reconnected(
             ("oss01", 3100, 4, reconnecting),
             ("oss01", 3200, 4, reconnecting),
             ("oss01", 3300, 4, reconnecting.replace("OST0003", "OST0005")),
+            ("oss01", 3400, 3, lock_timeout),
         ],
     )
     text = page(client, world, "/health/targets/scratch-OST0003/")
     troubles = text.split('id="client-troubles"')[1].split("</table>")[0]
     rows = troubles.split("<tr data-client=")[1:]
-    assert [row.split('"')[1] for row in rows] == ["169.254.7.20@tcp", "169.254.7.21@tcp"]
-    assert "<td>1</td><td>0</td>" in rows[0] and "<td>0</td><td>2</td>" in rows[1]
+    assert [row.split('"')[1] for row in rows] == [
+        "169.254.7.20@tcp",
+        "169.254.7.22@o2ib1",
+        "169.254.7.21@tcp",
+    ]
+    assert "<td>1</td><td>0</td>" in rows[0] and "<td>1</td><td>0</td>" in rows[1]
+    assert "<td>0</td><td>2</td>" in rows[2]
     assert 'id="client-troubles"' not in page(client, world, "/health/targets/scratch-OST0001/")
