@@ -16,7 +16,7 @@ from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from metrics.chart_rows import SHOWN
 from metrics.influxql import grafana as queries
-from metrics.influxql.common import PER_SERVER
+from metrics.influxql.common import PER_SERVER, PER_TARGET
 from metrics.influxql.grafana_target import DATASOURCE, Query
 from sensors import schema
 
@@ -187,6 +187,20 @@ def filesystem() -> dashboard.Dashboard:
             .height(7)
             .with_target(Query(queries.grafana_sensor_table()).table())
         )
+        .with_panel(
+            _timeseries(
+                "Space by user (quota accounting)",
+                "bytes",
+                Query(queries.grafana_owner_space(where, "user")).alias("uid $tag_id"),
+            )
+        )
+        .with_panel(
+            _timeseries(
+                "Space by project (quota accounting)",
+                "bytes",
+                Query(queries.grafana_owner_space(where, "project")).alias("project $tag_id"),
+            )
+        )
     )
 
 
@@ -324,6 +338,30 @@ def target() -> dashboard.Dashboard:
                 "short",
                 Query(queries.grafana_io_sizes(where)).alias("$tag_bucket"),
             )
+        )
+        .with_panel(
+            _timeseries(
+                "Throughput per client (export stats)",
+                "binBps",
+                Query(
+                    queries.grafana_rate_statement(
+                        schema.OST_CLIENT.name,
+                        {"moved": "write_bytes"},
+                        where,
+                        per_series=(*PER_TARGET, schema.CLIENT),
+                        by=(schema.CLIENT,),
+                        carry=True,
+                    )
+                ).alias("$tag_client write"),
+            )
+        )
+        .with_panel(
+            table.Panel()
+            .title("What the kernel said (Lustre and LNet lines)")
+            .datasource(DATASOURCE)
+            .span(24)
+            .height(8)
+            .with_target(Query(queries.grafana_kernel_lines(where)).table())
         )
     )
 

@@ -11,6 +11,7 @@ from portal.health.api.urls import ROUTES as HEALTH_ROUTES
 from portal.inventory.api.urls import ROUTES as INVENTORY_ROUTES
 from portal.jobs.api.urls import ROUTES as JOB_ROUTES
 from portal.surveys.api.urls import ROUTES as SURVEY_ROUTES
+from portal.usage.api.urls import ROUTES as USAGE_ROUTES
 
 router = DefaultRouter()
 # No `.json` suffix routes: the actions do not take the `format` they would pass (a 500), and
@@ -23,6 +24,7 @@ for prefix, viewset, *basename in (
     + HEALTH_ROUTES
     + ALERT_ROUTES
     + ANALYTICS_ROUTES
+    + USAGE_ROUTES
     + SURVEY_ROUTES
     + CONSOLE_ROUTES
 ):

@@ -37,6 +37,7 @@ urlpatterns = [
     path("jobs/", include("portal.jobs.urls")),
     path("alerts/", include("portal.alerts.urls")),
     path("analytics/", include("portal.analytics.urls")),
+    path("usage/", include("portal.usage.urls")),
     path("surveys/", include("portal.surveys.urls")),
     path("console/", include("portal.console.urls")),
     path("", include("portal.health.urls")),

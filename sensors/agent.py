@@ -38,7 +38,7 @@ def first_tick(now: float, interval: float) -> float:
 class Agent:
     def __init__(self, config: SensorConfig, collector: Collector | None = None) -> None:
         self.config = config
-        self.collector = collector or Collector(config)
+        self.collector = collector or Collector(config, state_dir=config.spool_dir)
         self.spool = Spool(config.spool_dir, config.spool_max_bytes, config.spool_max_batches)
         writer = InfluxWriter(
             config.influxdb_url,
@@ -60,6 +60,7 @@ class Agent:
         )
         rnd.add(schema.SENSOR_MEASUREMENT.name, {}, fields)
         self.sender.send(rnd.lines, replay_seconds=self.config.interval * REPLAY_SHARE)
+        self.collector.commit()  # sent or spooled: the kernel lines are not read again
         self.rounds += 1
         log.debug(
             "round %d: %d points, %d errors, %.3f s; spool %d batches",

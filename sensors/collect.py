@@ -4,18 +4,23 @@ Each collector runs inside its own guard: a file that fails to parse is reported
 collector and skipped, and even an unexpected error in one collector only costs that
 collector's points for the round, never the others'.
 
-The Lustre files, the node and the LNet counters are read every round. The collectors that wait
-on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl, the partner's BMC
-and PDU) each run on an interval of their own (`[bmc] interval = 60`, sensors.config) in
-threads of their own, each into its own Round stamped with the tick it started at. A round
-never waits on a slow one: it takes what finished by its deadline, and a run still going is not
-started again (no pile-up); its points go with the send of the round in which it finishes,
-under the time of the round that started it, however late: they are readings of that moment,
-the runs of one collector never overlap (a late result never overwrites a newer one), and
-dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills its
-minute). What stops a hung program is each command's timeout, never longer than the
+The Lustre files, the node, the LNet counters and the kernel log are read every round. The
+collectors that wait on outside programs (ipmitool, SMcli, corosync-cfgtool, multipath, lnetctl,
+the partner's BMC and PDU) each run on an interval of their own (`[bmc] interval = 60`,
+sensors.config) in threads of their own, each into its own Round stamped with the tick it
+started at. A round never waits on a slow one: it takes what finished by its deadline, and a run
+still going is not started again (no pile-up); its points go with the send of the round in which
+it finishes, under the time of the round that started it, however late: they are readings of
+that moment, the runs of one collector never overlap (a late result never overwrites a newer
+one), and dropping them would leave a gap of a whole interval (a BMC that took 12 s still fills
+its minute). What stops a hung program is each command's timeout, never longer than the
 collector's interval.
 Each outside collector's duration, lateness and interval go into the `sensor` point.
+
+The two collectors that read many files (the owners' accounting and limits, `usage`, a line
+per owner and target; the per-client stats, `exports`, a file per client and target) have an
+interval of their own too, but run within the round when it comes round: there is no program
+to wait on. Their interval goes into the `sensor` point.
 """
 
 from __future__ import annotations
@@ -27,11 +32,13 @@ from dataclasses import dataclass
 
 from sensors.arrays import ArraySource, CommandArraySource, SMcliArraySource, collect_arrays
 from sensors.bmc import collect_bmc
-from sensors.config import SensorConfig
+from sensors.config import FILE_INTERVALS, SensorConfig
 from sensors.jobstats import JobStatsReader
+from sensors.kmsg import KernelLog
 from sensors.layout import LustreTree
-from sensors.lustre import collect_oss_services, collect_targets
+from sensors.lustre import ExportsReader, collect_oss_services, collect_targets
 from sensors.node import collect_lnet, collect_node
+from sensors.quota import collect_usage
 from sensors.redundancy import (
     collect_cluster,
     collect_lnet_state,
@@ -39,7 +46,7 @@ from sensors.redundancy import (
     collect_partner_pdu,
     collect_partner_power,
 )
-from sensors.rounds import Round
+from sensors.rounds import Round, report_problem
 from sensors.santricity import SantricityCollector
 
 # Share of the base interval a round waits for the outside collectors it started.
@@ -61,10 +68,21 @@ class Outside:
 
 
 class Collector:
-    def __init__(self, config: SensorConfig, array_source: ArraySource | None = None) -> None:
+    def __init__(
+        self,
+        config: SensorConfig,
+        array_source: ArraySource | None = None,
+        state_dir: str | None = None,
+    ) -> None:
+        """`state_dir`: where the kernel log's last sequence is kept across restarts (the
+        service's spool directory); None keeps it in memory only (`collect`)."""
         self.config = config
         self.tree = LustreTree(config.root)
         self.jobs = JobStatsReader()
+        self.exports = ExportsReader()
+        self.kernel_log = KernelLog(config.root, state_dir, config.kmsg_max_lines)
+        # The tick (s) each file collector of its own interval is next due at.
+        self.files_due = {name: 0.0 for name in FILE_INTERVALS if name in config.collectors}
         self.array_source = array_source
         timeout = config.timeout_of("array")
         if array_source is None and config.array_smcli:
@@ -145,6 +163,9 @@ class Collector:
             self._guard(rnd, "node", collect_node, self.tree, rnd, role)
         if "lnet" in wanted:
             self._guard(rnd, "lnet", collect_lnet, self.tree, rnd)
+        if "kmsg" in wanted:
+            self._guard(rnd, "kmsg", self.kernel_log.collect, rnd)
+        self._files_due(rnd, tick)
         running = [o.future for o in self.outside.values() if o.future is not None]
         if running:
             wait(running, timeout=max(0.0, deadline - time.monotonic()))
@@ -152,6 +173,18 @@ class Collector:
         self._lateness(rnd, tick, ran)
         rnd.seconds = time.perf_counter() - started
         return rnd
+
+    def _files_due(self, rnd: Round, tick: float) -> None:
+        """The owners' accounting and limits (`usage`) and the per-client stats (`exports`)
+        when their interval comes round; each one's interval in the `sensor` point."""
+        for name, due in self.files_due.items():
+            interval = float(self.config.interval_of(name))
+            rnd.schedule[f"{name}_interval"] = interval
+            if tick < due:
+                continue
+            function = collect_usage if name == "usage" else self.exports.collect
+            self._guard(rnd, name, function, self.tree, rnd)
+            self.files_due[name] = tick + interval
 
     def _start_due(self, rnd: Round, tick: float) -> set[str]:
         """Start the outside collectors due at this tick and not still running."""
@@ -197,10 +230,18 @@ class Collector:
         self._guard(part, outside.name, outside.run, part)
         return time.perf_counter() - started
 
+    def commit(self) -> None:
+        """The round's points are sent or spooled: keep where the kernel log was read to."""
+        try:
+            self.kernel_log.commit()
+        except OSError as error:
+            report_problem(self.kernel_log.state_path or "kmsg state", str(error))
+
     def close(self) -> None:
         """Let the threads of the outside collectors go (a run still going is not waited for:
         its command's timeout ends it)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.kernel_log.close()
         if self.santricity is not None:
             self.santricity.close()
 
@@ -232,5 +273,6 @@ def sensor_fields(
         "parse_errors": rnd.errors,
         "collect_seconds": round(rnd.seconds, 6),
         "points": len(rnd.lines),
+        **rnd.counts,
         **rnd.schedule,
     }

@@ -23,10 +23,17 @@ COLLECTORS = (
     "partner_bmc",
     "partner_pdu",
     "santricity",
+    "usage",
+    "exports",
+    "kmsg",
 )
 # The collectors that read the server's own files, every round (`[sensor] interval`); every
-# other one waits on an outside program or device and runs on an interval of its own.
-EVERY_ROUND = ("ost", "mdt", "oss_service", "node")
+# other one runs on an interval of its own: those of FILE_INTERVALS within the round, the others
+# (an outside program or device to wait on) in threads.
+EVERY_ROUND = ("ost", "mdt", "oss_service", "node", "kmsg")
+# Files too, but many (a line per owner and target, a file per client and target): read within
+# the round when their interval comes round (no program to wait on, so no thread).
+FILE_INTERVALS = ("usage", "exports")
 # Seconds between runs of each outside collector, by default: what the hardware answers
 # comfortably (a BMC's full sensor list takes one to several seconds, an array's state is
 # watched once a minute as E-series sites do). `lnet` is the lnetctl state; the LNet counters
@@ -40,6 +47,8 @@ DEFAULT_INTERVALS = {
     "multipath": 30.0,
     "cluster": 10.0,
     "lnet": 10.0,
+    "usage": 60.0,
+    "exports": 30.0,
 }
 # The config section of each outside collector (its `interval =` and `timeout =` keys).
 SECTIONS = {"partner_bmc": "partner", "partner_pdu": "partner"}
@@ -68,6 +77,12 @@ RESERVED_TAGS = {
     "interface",
     "priority",
     "event_type",
+    "kind",
+    "client",
+    "pool",
+    "subsystem",
+    "severity",
+    "message_number",
 }
 # SANtricity's embedded web server listens on 8443 when an address names no port.
 SANTRICITY_PORT = 8443
@@ -129,6 +144,8 @@ class SensorConfig:
     # The fence agent's `status` of the partner's PDU outlet (the second fencing level).
     partner_pdu_command: str = ""
     command_timeout: float = 10.0
+    # Lustre kernel lines sent one by one per round; the rest of a storm is counted.
+    kmsg_max_lines: int = 100
     # Seconds between runs and the timeout of each outside collector, where the config sets
     # them (`[bmc] interval = 60`); the others take DEFAULT_INTERVALS and the timeouts above.
     intervals: dict[str, float] = field(default_factory=dict)
@@ -232,6 +249,7 @@ def load_config(path: str | Path) -> SensorConfig:
     config.command_timeout = _number(
         parser, "sensor", "command_timeout", config.command_timeout, float
     )
+    config.kmsg_max_lines = _number(parser, "kmsg", "max_lines", config.kmsg_max_lines, int)
     for name in COLLECTORS:
         if name in EVERY_ROUND:
             continue

@@ -40,13 +40,19 @@ class Round:
         # The outside collectors' schedule (`bmc_seconds`, `bmc_late`, `bmc_interval`) for
         # the `sensor` point.
         self.schedule: dict[str, float] = {}
+        # Counts of the sensor's own for the `sensor` point (`kernel_lines_lost`, ...).
+        self.counts: dict[str, int] = {}
 
     def add(self, measurement: str, tags: dict[str, str], fields: dict[str, Any]) -> None:
         """One point; `tags` are added to this sensor's static tags."""
         self.add_series(series(measurement, {**self.tags, **tags}), fields)
 
     def add_series(self, prefix: str, fields: dict[str, Any]) -> None:
-        encoded = line(prefix, fields, self.timestamp)
+        self.add_series_at(prefix, fields, self.timestamp)
+
+    def add_series_at(self, prefix: str, fields: dict[str, Any], timestamp: int) -> None:
+        """One point at another time than the round's (a value known to hold then)."""
+        encoded = line(prefix, fields, timestamp)
         if encoded is not None:
             self.lines.append(encoded)
 

@@ -27,6 +27,10 @@ SYSFS = "sys/fs/lustre"
 DEBUGFS = "sys/kernel/debug/lustre"
 
 _SYSFS_VALUES = re.compile(r"^(kbytes\w+|files\w+|num_exports|tot_\w+|eviction_count)$")
+# `obdfilter.<target>.exports.<nid>.stats`: a NID holds dots (`192.168.0.100@o2ib`).
+_EXPORT_STATS = re.compile(r"^(obdfilter|mdt)\.([^.]+)\.exports\.([^/]+)\.stats$")
+_QUOTA_FILE = re.compile(r"^(osd-\w+)\.([^.]+)\.quota_slave\.(acct_(?:user|group|project))$")
+_QUOTA_MASTER = re.compile(r"^qmt\.([^.]+)\.((?:dt|md)-[^.]+)\.(glb-(?:usr|grp|prj))$")
 
 
 def _release(release: str) -> tuple[int, int]:
@@ -42,12 +46,20 @@ def param_path(param: str, release: str) -> str | None:
         return f"{SYSFS}/health_check" if version >= (2, 10) else f"{PROC}/health_check"
     if param == "lnet.stats":
         return "proc/sys/lnet/stats" if version <= (2, 10) else "sys/kernel/debug/lnet/stats"
+    for pattern, layout in (
+        (_EXPORT_STATS, "{0}/{1}/exports/{2}/stats"),
+        (_QUOTA_FILE, "{0}/{1}/quota_slave/{2}"),
+        (_QUOTA_MASTER, "qmt/{0}/{1}/{2}"),
+    ):
+        found = pattern.match(param)
+        if found:  # procfs in every release
+            return f"{PROC}/" + layout.format(*found.groups())
     parts = param.split(".")
     if parts[0] == "ost" and len(parts) == 4 and parts[1] == "OSS" and parts[3] == "stats":
         base = PROC if version <= (2, 10) else DEBUGFS
         return f"{base}/ost/OSS/{parts[2]}/stats"
     if len(parts) != 3:
-        return None  # exports.<nid>.stats, ldlm namespaces, quota, ...
+        return None  # exports.<nid>.uuid, ldlm namespaces, ...
     obd_type, device, name = parts
     if obd_type in ("obdfilter", "mdt") and name in (
         "stats",

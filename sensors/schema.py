@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND
+from sensors.config import COLLECTORS, DEFAULT_INTERVALS, EVERY_ROUND, FILE_INTERVALS
 
 # --- tag names --------------------------------------------------------------------------------
 
@@ -47,6 +47,18 @@ CONTROLLER = "controller"
 INTERFACE = "interface"
 PRIORITY = "priority"
 EVENT_TYPE = "event_type"
+# Owners (sensors.quota): `kind` is `user`, `group` or `project`, `id` the numeric id;
+# `pool` the quota master's pool (`0x0`: the filesystem's own limits).
+KIND = "kind"
+POOL = "pool"
+# A target's client, by its NID as Lustre names the export (`192.168.0.100@o2ib`).
+CLIENT = "client"
+# Kernel lines (sensors.kmsg): `lustre` or `lnet`; the syslog severity (`err`, `warning`,
+# ...); Lustre's console message number (`11-0`, `167-0`) when the line has one.
+SUBSYSTEM = "subsystem"
+SEVERITY = "severity"
+MESSAGE_NUMBER = "message_number"
+OWNER_KINDS = ("user", "group", "project")
 
 # --- fields -----------------------------------------------------------------------------------
 
@@ -133,6 +145,18 @@ MULTIPATH_MAP_FIELDS = ("paths_total", "paths_active", "paths_failed")
 MULTIPATH_SUMMARY_FIELDS = ("maps", "maps_degraded", "maps_failed")
 BMC_POWER_FIELDS = ("answered", "power_on")
 PDU_POWER_FIELDS = ("answered", "power_on")
+OWNER_USAGE_FIELDS = ("kbytes", "inodes")
+# The quota master's `dt` (KiB) and `md` (inode) limits of one owner; `time` as Lustre
+# prints it (id 0: the grace period in seconds; an owner over its soft limit: the end of its
+# grace, seconds since the epoch; else 0).
+OWNER_QUOTA_FIELDS = tuple(
+    f"{unit}_{key}" for unit in ("kbytes", "inodes") for key in ("hard", "soft", "granted", "time")
+)
+KERNEL_LOG_FIELDS = ("message", "sequence")
+KERNEL_STORM_FIELDS = ("lines", "first_sequence", "last_sequence")
+# Each round's kernel lines sent, counted but not sent (past the per-round bound), and lost
+# (overwritten in the kernel's ring before they were read).
+KERNEL_COUNT_FIELDS = ("kernel_lines", "kernel_lines_suppressed", "kernel_lines_lost")
 # The collectors that run on an interval of their own (sensors.collect), and the seconds
 # between their runs when the sensor does not say (its `<collector>_interval` field does).
 SCHEDULED_COLLECTORS = tuple(name for name in COLLECTORS if name not in EVERY_ROUND)
@@ -140,8 +164,12 @@ COLLECTOR_INTERVALS = dict(DEFAULT_INTERVALS)
 # Each one's last run's duration, seconds overdue (0 when its last run finished within its
 # interval) and interval in effect.
 SCHEDULE_SUFFIXES = ("seconds", "late", "interval")
+# The files read on an interval of their own within the round (`usage`, `exports`) only
+# report that interval: they are never late.
 SCHEDULE_FIELDS = tuple(
-    f"{name}_{suffix}" for name in SCHEDULED_COLLECTORS for suffix in SCHEDULE_SUFFIXES
+    f"{name}_{suffix}"
+    for name in SCHEDULED_COLLECTORS
+    for suffix in (("interval",) if name in FILE_INTERVALS else SCHEDULE_SUFFIXES)
 )
 SENSOR_FIELDS = (
     "spooled_points",
@@ -150,6 +178,7 @@ SENSOR_FIELDS = (
     "parse_errors",
     "collect_seconds",
     "points",
+    *KERNEL_COUNT_FIELDS,
     *SCHEDULE_FIELDS,
 )
 
@@ -205,6 +234,17 @@ MULTIPATH = Measurement(
 BMC_POWER = Measurement("bmc_power", (SERVER, POLLED_BY), BMC_POWER_FIELDS)
 # The second fencing level: the partner's PDU outlet, through the fence agent's own `status`.
 PDU_POWER = Measurement("pdu_power", (SERVER, POLLED_BY), PDU_POWER_FIELDS)
+# Who owns the data (sensors.quota): per target and owner, and the quota master's limits.
+OWNER_USAGE = Measurement("owner_usage", (*_TARGET_TAGS, KIND, ID), OWNER_USAGE_FIELDS)
+OWNER_QUOTA = Measurement("owner_quota", (FS, SERVER, POOL, KIND, ID), OWNER_QUOTA_FIELDS)
+# Each target's clients: the per-export stats, fields named as the target's own.
+OST_CLIENT = Measurement("ost_client", (*_TARGET_TAGS, CLIENT), TRAFFIC_FIELDS)
+MDT_CLIENT = Measurement("mdt_client", (*_TARGET_TAGS, CLIENT))
+# The kernel's Lustre and LNet lines (sensors.kmsg), one point each at the line's own time;
+# `fs` and `target` when the message names one. Past the per-round bound: `kernel_storm`.
+_KERNEL_TAGS = (SERVER, SUBSYSTEM, SEVERITY, MESSAGE_NUMBER, FS, TARGET)
+KERNEL_LOG = Measurement("kernel_log", _KERNEL_TAGS, KERNEL_LOG_FIELDS)
+KERNEL_STORM = Measurement("kernel_storm", _KERNEL_TAGS, KERNEL_STORM_FIELDS)
 SENSOR_MEASUREMENT = Measurement("sensor", (SERVER,), SENSOR_FIELDS)
 
 # The collectors that write a measurement on an interval of their own, the first a server runs
@@ -219,6 +259,10 @@ MEASUREMENT_COLLECTORS = {
     MULTIPATH.name: ("multipath",),
     CLUSTER.name: ("cluster",),
     LNET.name: ("lnet",),
+    OWNER_USAGE.name: ("usage",),
+    OWNER_QUOTA.name: ("usage",),
+    OST_CLIENT.name: ("exports",),
+    MDT_CLIENT.name: ("exports",),
 }
 
 
@@ -257,11 +301,21 @@ MEASUREMENTS = {
         MULTIPATH,
         BMC_POWER,
         PDU_POWER,
+        OWNER_USAGE,
+        OWNER_QUOTA,
+        OST_CLIENT,
+        MDT_CLIENT,
+        KERNEL_LOG,
+        KERNEL_STORM,
         SENSOR_MEASUREMENT,
     )
 }
+# One point per event, its text a field: kept raw only (a mean of them means nothing).
+EVENTS = (ARRAY_EVENT, KERNEL_LOG, KERNEL_STORM)
 # The measurements of targets, by the kind of target the sensor found.
 TARGET_MEASUREMENTS = {"ost": OST, "mdt": MDT}
+# The per-client measurements, by the kind of target.
+CLIENT_MEASUREMENTS = {"ost": OST_CLIENT, "mdt": MDT_CLIENT}
 
 # --- target labels ----------------------------------------------------------------------------
 

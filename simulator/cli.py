@@ -129,11 +129,17 @@ def cmd_workload(args) -> int:
                 read_fraction=args.read_fraction,
                 fsname=args.fs,
                 server=args.server,
+                uid=args.uid,
+                gid=args.gid,
+                projid=args.projid,
             )
             started = rack.state["jobs"][job]
+            owner = started["owner"]
             print(
                 f"job {job}: {args.size / 2**30:,.0f} GiB at {args.rate / 2**20:,.0f} MiB/s in "
-                f"{args.io_size // 1024} KiB I/Os, striped over {', '.join(started['osts'])}"
+                f"{args.io_size // 1024} KiB I/Os, striped over {', '.join(started['osts'])}, "
+                f"as uid {owner['uid']} gid {owner['gid']} project {owner['projid']} from "
+                f"{started['client']}"
             )
         elif args.what == "fill-skew":
             filled = scenarios.skew_fill(rack.state, args.count, args.points)
@@ -448,6 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--rate", type=_size, default=400 * 2**20, help="job: bytes/s (400M)")
     load.add_argument("--io-size", type=_size, default=2**20, help="job: I/O size (1M; 16K)")
     load.add_argument("--read-fraction", type=float, default=0.1, help="job: share read")
+    load.add_argument("--uid", type=int, help="job: the user writing (default: a site user)")
+    load.add_argument("--gid", type=int, help="job: the group (default: the user's)")
+    load.add_argument("--projid", type=int, help="job: the project id (default: 0, none)")
     load.add_argument("--count", type=int, default=4, help="fill-skew: OSTs to fill")
     load.add_argument("--points", type=float, default=30.0, help="fill-skew: points fuller")
     load.set_defaults(func=cmd_workload)

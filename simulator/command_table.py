@@ -13,6 +13,7 @@ MODULES = {
     "umount": "umount",
     "lctl": "lctl",
     "lnetctl": "lnetctl",
+    "lfs": "lfs",
     "obdfilter-survey": "obdfilter_survey",
     "ipmitool": "ipmitool",
     "fence_apc_snmp": "fence_apc_snmp",

@@ -46,11 +46,24 @@ def target_counters(store: dict, target: dict, now: float) -> dict:
             "start": start,
             "stats": C.new_counters(names),
             "jobs": {},
+            "exports": {},
             "brw": C.new_histograms(),
             "brw_start": start,
         }
         store["targets"][label] = entry
     return entry
+
+
+def export_counters(entry: dict, client: str, now: float) -> dict:
+    """A client's own stats on a target (`exports/<nid>/stats`), from its first request since
+    the target was mounted: {"start", "last", "c": counters}."""
+    exports = entry.setdefault("exports", {})
+    export = exports.get(client)
+    if export is None:
+        names = C.MDT_COUNTERS if "open" in entry["stats"] else C.OST_COUNTERS
+        export = exports[client] = {"start": now, "last": now, "c": C.new_counters(names)}
+    export["last"] = now
+    return export
 
 
 def host_counters(store: dict, server: dict) -> dict:

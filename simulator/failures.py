@@ -35,6 +35,10 @@ pdu-down and private-switch-down are done for real (a panic, pulled cables, a si
 `simulator/realcluster/faults.py`) and the pair's own Corosync and Pacemaker react; the rack
 records them all the same.
 
+What the servers' kernels log about each (recovery where targets move, lost connections, a
+lost RAID group's I/O errors, LNet timeouts, a new boot after a crash) is written by
+`simulator/kernel_log.py` when the rack is saved.
+
 Each injection gets an id (`f1`, `f2`, ...) and stays active until cleared. Clearing repairs
 the hardware; a server that was fenced rejoins its cluster, and Pacemaker (stickiness) keeps
 the targets where they are: failing back is an operator's `crm_resource --move`. Clearing a

@@ -7,6 +7,9 @@ real one reads `/`:
 | --- | --- |
 | `proc/fs/lustre/obdfilter/<ost>/{stats,job_stats,recovery_status}` | OST counters (procfs) |
 | `proc/fs/lustre/mdt/<mdt>/{md_stats,job_stats,recovery_status}` | MDT counters (procfs) |
+| `proc/fs/lustre/{obdfilter,mdt}/<target>/exports/<nid>/stats` | each client's (procfs) |
+| `proc/fs/lustre/osd-ldiskfs/<target>/quota_slave/acct_{user,group,project}` | owners (procfs) |
+| `proc/fs/lustre/qmt/<fs>-QMT0000/{dt,md}-0x0/glb-{usr,grp,prj}` | quota limits (MDT0000's) |
 | `sys/fs/lustre/{version,health_check}` | node-wide (sysfs) |
 | `sys/fs/lustre/obdfilter/<ost>/{kbytes*,files*,num_exports,tot_*}` | OST capacity (sysfs) |
 | `sys/fs/lustre/mdt/<mdt>/{kbytes*,files*,num_exports}` | MDT capacity (sysfs) |
@@ -16,7 +19,8 @@ real one reads `/`:
 | `sys/kernel/debug/lustre/mds/MDS/mdt/stats` | MDS service (debugfs) |
 | `sys/kernel/debug/lnet/stats` | LNet counters (debugfs) |
 | `sys/fs/lustre/{osd-ldiskfs,osp,ost/OSS/ost_io,...}/...` (`osc/` links) | simulator.tunables |
-| `proc/{stat,meminfo,loadavg,mounts}` | the node |
+| `proc/{stat,meminfo,loadavg,mounts}`, `proc/sys/kernel/random/boot_id` | the node |
+| `dev/kmsg` | the kernel log (simulator.kernel_log) |
 | `dev/mapper/<volume>` | multipath devices visible to the server (empty files) |
 | `bin/` | the virtual commands (see simulator/commands) |
 
@@ -28,17 +32,25 @@ from __future__ import annotations
 
 import os
 import shutil
+import zlib
 from pathlib import Path
 
 from simulator import counters as C
+from simulator import kernel_log, quota
 from simulator import tunables as T
 from simulator.counter_store import host_counters, target_counters
 from simulator.state import write_atomic
 from simulator.topology import NCPU, host_volumes, target_health
 
 LUSTRE_VERSION = "2.15.4"
+# Files the sensor reads every 30 s or more (a target's per-client export stats, its owners'
+# accounting) are brought up to date at most this often: thousands of them change every
+# refresh on a busy rack (simulated seconds; a new process writes them at once).
+SLOW_SECONDS = 30.0
 MEM_TOTAL_KB = 196_608_000
-RECOVERY_WINDOW = 150.0
+# Recovery after a remount or failover: clients reconnect over the window (the kernel log's
+# `Will be in recovery for at least 2:30`, then `Recovery over after 2:30`).
+RECOVERY_WINDOW = float(kernel_log.RECOVERY_SECONDS)
 
 
 class TreeWriter:
@@ -53,6 +65,21 @@ class TreeWriter:
         self.job_text: dict = {}
         self.links: set[str] = set()
         self.written = 0
+        # When each group of slow files (a target's export stats, its accounting) was last
+        # brought up to date (simulated seconds).
+        self.slow: dict[str, float] = {}
+
+    def due(self, key: str, now: float) -> bool:
+        """Whether the slow files under directory `key` are to be brought up to date now
+        (SLOW_SECONDS)."""
+        last = self.slow.get(key)
+        if last is not None and 0 <= now - last < SLOW_SECONDS:
+            return False
+        # Written now; the next time a share of SLOW_SECONDS of its own earlier, so the groups
+        # of a busy rack take turns instead of all falling due at the same refresh.
+        turn = (zlib.crc32(key.encode()) % 1000) / 1000 * SLOW_SECONDS if last is None else 0.0
+        self.slow[key] = now - turn
+        return True
 
     def write(self, path: Path | str, text: str) -> None:
         path = str(path)
@@ -78,6 +105,7 @@ class TreeWriter:
         for path in [p for p in self.cache if p.startswith(prefix)]:
             del self.cache[path]
         self.links = {p for p in self.links if not p.startswith(prefix)}
+        self.slow = {p: t for p, t in self.slow.items() if not f"{p}/".startswith(prefix)}
         if len(self.job_text) > 100_000:
             self.job_text.clear()
 
@@ -160,7 +188,7 @@ def recovery_status(state: dict, target: dict, now: float) -> str:
     return (
         "status: COMPLETE\n"
         f"recovery_start: {int(mounted_at)}\n"
-        f"recovery_duration: {int(min(RECOVERY_WINDOW, 47))}\n"
+        f"recovery_duration: {int(RECOVERY_WINDOW)}\n"
         f"completed_clients: {clients}/{clients}\n"
         "replayed_requests: 0\n"
         f"last_transno: {target.get('transno', 4294967296)}\n"
@@ -253,6 +281,7 @@ def render_host(
                 C.format_job_stats(entry["jobs"], names, writer.job_text, label),
             )
             writer.write(f"{proc_dir}/recovery_status", recovery_status(state, target, now))
+            _exports(proc_dir, label, entry, names, writer, now)
             _capacity_files(sys_dir, target, writer)
             writer.write(f"{sys_dir}/num_exports", f"{exports}\n")
             if kind == "OST":
@@ -266,6 +295,8 @@ def render_host(
         writer.write(f"{osd}/fstype", "ldiskfs\n")
         writer.write(f"{osd}/mntdev", f"{target['device']}\n")
         writer.write(f"{osd}/blocksize", "4096\n")
+
+    _quota_files(proc_lustre, state, mounted, writer, now)
 
     # Values set with `lctl set_param` (or by the MGS's params log: at each target mount and
     # each `set_param -P`) stay until the server reboots or their target remounts.
@@ -284,6 +315,7 @@ def render_host(
     writer.write(f"{debug}/lnet/stats", " ".join(str(v) for v in hc["lnet"]) + "\n")
     _node_files(base, server, hc, now, writer)
     _devices(base_path, state, host, writer)
+    writer.write(f"{base}/dev/kmsg", kernel_log.records_text(server))
     writer.write(
         f"{base}/proc/mounts",
         _base_mounts()
@@ -292,6 +324,52 @@ def render_host(
             for t in mounted
         ),
     )
+
+
+def _exports(proc_dir: str, label: str, entry: dict, names, writer: TreeWriter, now: float) -> None:
+    """`exports/<nid>/stats` of each client that sent the target a request since its mount (the
+    same counters as the target's own), every SLOW_SECONDS. An export's text is made again only
+    when its counters moved: its snapshot_time is that of its last request, so an idle client's
+    file costs nothing."""
+    if not writer.due(f"{proc_dir}/exports", now):
+        return
+    exports = entry.get("exports", {})
+    _prune(Path(proc_dir, "exports"), set(exports), writer)
+    for nid, export in exports.items():
+        key = ("export", label, nid)
+        cached = writer.job_text.get(key)
+        if cached is None or cached[0] != export["last"] or cached[1] != export["start"]:
+            text = C.format_stats(export["last"], export["start"], export["c"], names)
+            cached = writer.job_text[key] = (export["last"], export["start"], text)
+        writer.write(f"{proc_dir}/exports/{nid}/stats", cached[2])
+
+
+def _quota_files(
+    proc_lustre: str, state: dict, mounted: list[dict], writer: TreeWriter, now: float
+) -> None:
+    """Each target's accounting per owner (its OSD's quota_slave, every SLOW_SECONDS), and on
+    the server of MDT0000 the quota master's indexes of its filesystem (simulator.quota)."""
+    targets = [t for t in mounted if t["kind"] != "MGT"]
+    _prune(Path(proc_lustre, "osd-ldiskfs"), {t["label"] for t in targets}, writer)
+    masters = sorted({t["fsname"] for t in targets if t["kind"] == "MDT" and t["index"] == 0})
+    _prune(Path(proc_lustre, "qmt"), {f"{fs}-QMT0000" for fs in masters}, writer)
+    for target in targets:
+        directory = f"{proc_lustre}/osd-ldiskfs/{target['label']}/quota_slave"
+        if not writer.due(directory, now):
+            continue
+        for kind, table in quota.accounting(target).items():
+            writer.write(f"{directory}/{quota.ACCT_FILES[kind]}", quota.acct_text(kind, table))
+    for fsname in masters:
+        # What the owners use only matters to those with limits (their `granted`).
+        limited = any(quota.master(state, fsname)["limits"].values())
+        usage = quota.filesystem_usage(state, fsname) if limited else dict.fromkeys(quota.KINDS, {})
+        for resource in ("dt", "md"):
+            directory = f"{proc_lustre}/qmt/{fsname}-QMT0000/{resource}-0x0"
+            for kind, name in quota.GLB_NAMES.items():
+                writer.write(
+                    f"{directory}/glb-{name}",
+                    quota.glb_text(state, fsname, kind, resource, usage[kind]),
+                )
 
 
 def mount_options(state: dict, target: dict) -> str:
@@ -333,6 +411,10 @@ def _node_files(base: str, server: dict, hc: dict, now: float, writer: TreeWrite
     lines.append(f"procs_running {running}\n")
     lines.append(f"procs_blocked {int(hc['util'] * 4)}\n")
     writer.write(f"{base}/proc/stat", "".join(lines))
+    writer.write(
+        f"{base}/proc/sys/kernel/random/boot_id",
+        kernel_log.boot_id(server["hostname"], server["booted"]) + "\n",
+    )
     cached = int(MEM_TOTAL_KB * (0.30 + 0.4 * hc["util"]))
     free = MEM_TOTAL_KB - cached - 12_000_000
     meminfo = [

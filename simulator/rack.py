@@ -22,7 +22,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from simulator import cluster, counter_store, dispatch, procfs, scenarios, topology, workload
+from simulator import (
+    cluster,
+    counter_store,
+    dispatch,
+    kernel_log,
+    procfs,
+    quota,
+    scenarios,
+    topology,
+    workload,
+)
 from simulator.command_table import MODULES
 from simulator.santricity import mel
 from simulator.state import (
@@ -86,6 +96,10 @@ class Rack:
     def save(self) -> None:
         # The arrays log what changed in them (their MEL, served by the REST API).
         mel.observe(self.state, self.now)
+        # ... and the servers' kernels what happened to them (their dev/kmsg); owners over a
+        # soft limit start their grace.
+        kernel_log.observe(self.state, self.now)
+        quota.observe(self.state, self.now)
         save_state(self.root, self.state)
         if self._store is not None and getattr(self, "_save_counters", True):
             counter_store.save_counters(self.root, self._store)
@@ -154,6 +168,7 @@ class Rack:
         self.render()
 
     def render(self, hosts: list[str] | None = None) -> None:
+        kernel_log.observe(self.state, self.now)
         for host in hosts if hosts is not None else list(self.state["servers"]):
             procfs.render_host(self.root, self.state, self.store, host, self.writer, self.now)
             hold_processes(self.root, host, self.state["servers"][host]["state"] != "up")

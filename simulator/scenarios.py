@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import random
 
+from simulator.quota import check_owner, default_owner
 from simulator.state import RackError
 
 SCENARIOS = ("idle", "balanced", "hot-oss", "bad-striping", "filling", "demo")
@@ -253,6 +254,7 @@ def start_job(
     mdt = _mdt_for(state, fsname)
     state["jobs"][job_id] = {
         **template,
+        "owner": template.get("owner") or default_owner(int(job_id)),
         "id": job_id,
         "fs": fsname,
         "client": state["clients"][rng.randrange(len(state["clients"]))]
@@ -282,10 +284,14 @@ def add_job(
     read_fraction: float = 0.1,
     fsname: str | None = None,
     server: str | None = None,
+    uid: int | None = None,
+    gid: int | None = None,
+    projid: int | None = None,
 ) -> str:
     """Start one job by hand (``python -m simulator workload job``): on the OSTs of ``fsname``
     (the first filesystem), or only on those ``server`` serves (an OST pool on it). It runs
-    until it has moved its size, beside the scenario's own jobs."""
+    until it has moved its size, beside the scenario's own jobs, writing as user ``uid``, group
+    ``gid`` and project ``projid`` (a site user's by default, simulator.quota)."""
     osts = ost_targets(state)
     names = sorted({t["fsname"] for t in osts})
     if not names:
@@ -313,6 +319,7 @@ def add_job(
         "read_fraction": read_fraction,
         "io_size": io_size,
         "rate": rate,
+        "owner": check_owner(uid, gid, projid),
     }
     rng = random.Random(state["next_job"])
     return start_job(

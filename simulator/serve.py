@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from simulator import dispatch, latency, realcluster
+from simulator import dispatch, latency, realcluster, topology
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
 
@@ -63,6 +63,7 @@ def cmd_serve(args) -> int:
     delays = None if args.latency is None else latency.parse(args.latency)  # before any change
     with Rack.open(args.rack, create=True, writer=writer) as rack:
         rack.install_commands()
+        topology.rename_clients(rack.state)
         if delays is not None:
             latency.save(rack.root, delays)
         _collect_stale_trees()

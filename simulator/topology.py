@@ -179,14 +179,32 @@ def _array_from_plan(array: dict, pair_name: str, plan: dict, spares: list[dict]
     }
 
 
+def client_nid(number: int) -> str:
+    """The NID of the workload's client `number`: link-local addresses (169.254.100.1 on), never
+    a site's own network."""
+    return f"169.254.{100 + number // 250}.{1 + number % 250}@tcp"
+
+
+def rename_clients(state: dict) -> None:
+    """Racks made before named their clients 10.10.1xx.y@o2ib: give them (and their running
+    jobs) the link-local NIDs."""
+    clients = state["clients"]
+    renamed = {old: client_nid(n) for n, old in enumerate(clients)}
+    if all(old == new for old, new in renamed.items()):
+        return
+    clients[:] = list(renamed.values())
+    for job in state["jobs"].values():
+        job["client"] = renamed.get(job.get("client"), job.get("client"))
+
+
 def _assign_clients(state: dict) -> None:
     """Compute nodes that run the workload: 16 per OSS pair, at least 8."""
     oss_pairs = sum(1 for p in state["pairs"].values() if p["role"] == "oss")
     wanted = max(8, 16 * oss_pairs)
+    rename_clients(state)
     clients = state["clients"]
     while len(clients) < wanted:
-        n = len(clients)
-        clients.append(f"10.10.{100 + n // 250}.{1 + n % 250}@o2ib")
+        clients.append(client_nid(len(clients)))
 
 
 # ---------------------------------------------------------------------------------------------

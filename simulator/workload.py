@@ -3,9 +3,10 @@
 The jobs come from the scenario (`simulator/scenarios.py`): each moves `rate` bytes per second
 over the OSTs it is striped on as long as they can take it. Each step of the clock turns that
 into the kernel's counters (`simulator/counter_store.py`): obdfilter stats and job_stats per OST,
-brw_stats histograms, md_stats and MDT job_stats, ptlrpc service stats, LNet and CPU counters per
-server, OST fill and inode use. Bandwidth is capped by the performance model (per OST, per RAID
-controller, per server), so a hot OSS saturates and a degraded group is slow.
+each client's export stats, brw_stats histograms, md_stats and MDT job_stats, ptlrpc service
+stats, LNet and CPU counters per server, OST fill and inode use, and what each job's owners
+hold on each target (simulator.quota). Bandwidth is capped by the performance model (per OST,
+per RAID controller, per server), so a hot OSS saturates and a degraded group is slow.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ import math
 import random
 
 from simulator import counters as C
-from simulator import perf, rebuilds
-from simulator.counter_store import apply_clears, expire_job_stats, host_counters, target_counters
+from simulator import perf, quota, rebuilds
+from simulator.counter_store import (
+    apply_clears,
+    expire_job_stats,
+    export_counters,
+    host_counters,
+    target_counters,
+)
 from simulator.santricity import stats as array_stats
 from simulator.scenarios import (
     FILL_LIMIT,
@@ -175,6 +182,8 @@ def _do_io(
     latency = _latency_us(bandwidth, io, util) + array_us
     stats = entry["stats"]
     jobs = entry["jobs"]
+    # The client's own counters on this OST (exports/<nid>/stats), as the target counts them.
+    xc = export_counters(entry, job["client"], now)["c"]
     job_entry = jobs.get(job["id"])
     if job_entry is None:
         job_entry = jobs[job["id"]] = {
@@ -182,8 +191,8 @@ def _do_io(
             "last": now,
             "c": C.new_counters(C.OST_COUNTERS),
         }
-        C.add_spread(job_entry["c"]["punch"], 1, 120)
-        C.add_spread(stats["punch"], 1, 120)
+        for counters in (job_entry["c"], stats, xc):
+            C.add_spread(counters["punch"], 1, 120)
     job_entry["last"] = now
     jc = job_entry["c"]
     hist = entry["brw"]
@@ -202,6 +211,8 @@ def _do_io(
         C.add_spread(stats[name], n, op_latency)
         C.add_same(jc[f"{name}_bytes"], n, io)
         C.add_spread(jc[name], n, op_latency)
+        C.add_same(xc[f"{name}_bytes"], n, io)
+        C.add_spread(xc[name], n, op_latency)
         # The array sees the I/O without the server's own part of its service time.
         seen[direction] += n
         seen[2 + direction] += n * io
@@ -225,6 +236,7 @@ def _do_io(
     job["written"] += moved_w
     job["on_ost"][target["label"]] = job["on_ost"].get(target["label"], 0) + moved_w
     target["used_kib"] = min(target["total_kib"], target["used_kib"] + moved_w // 1024)
+    quota.charge(target, job, kib=moved_w // 1024)
     acc = host_bytes[target["mounted_on"]]
     acc[0] += moved_w
     acc[1] += moved_r
@@ -260,17 +272,21 @@ def _metadata(state: dict, store: dict, now: float, dt: float, rng: random.Rando
                 getxattr=(max(1, files // 10), 20.0),
             )
             mdt["files_used"] = min(mdt["files_total"], mdt["files_used"] + files)
+            quota.charge(mdt, job, inodes=files)
             for label in job["osts"]:
                 ost = state["targets"][label]
                 ost["files_used"] = min(ost["files_total"], ost["files_used"] + files)
+                quota.charge(ost, job, inodes=files)
                 ost_entry = store["targets"].get(label)
                 if ost_entry is not None:
                     C.add_spread(ost_entry["stats"]["create"], max(1, files // 32), 900.0)
         ops["getattr"] = (max(1, int(dt * rng.uniform(0.5, 3.0))), 25.0)
         ops["statfs"] = (max(1, int(dt / 5)), 3.0)
+        export = export_counters(entry, job["client"], now)["c"]
         for name, (n, latency) in ops.items():
             C.add_spread(job_entry["c"][name], n, latency)
             C.add_spread(entry["stats"][name], n, latency)
+            C.add_spread(export[name], n, latency)
 
 
 def _finish_jobs(state: dict, store: dict, now: float) -> None:
@@ -295,6 +311,7 @@ def _finish_jobs(state: dict, store: dict, now: float) -> None:
                 ost = state["targets"][label]
                 ost["used_kib"] = max(0, ost["used_kib"] - written // 1024)
                 ost["files_used"] = max(0, ost["files_used"] - job["files"])
+                quota.charge(ost, job, kib=-(written // 1024), inodes=-job["files"])
                 ost_entry = store["targets"].get(label)
                 if ost_entry is not None:
                     C.add_spread(ost_entry["stats"]["destroy"], job["files"], 180.0)
@@ -305,10 +322,13 @@ def _finish_jobs(state: dict, store: dict, now: float) -> None:
                         jobs[job_id]["last"] = now
             if mdt:
                 mdt["files_used"] = max(0, mdt["files_used"] - job["files"])
+                quota.charge(mdt, job, inodes=-job["files"])
         if mdt_entry is not None and job_id in mdt_entry["jobs"]:
+            export = export_counters(mdt_entry, job["client"], now)["c"]
             for name, (n, latency) in close_ops.items():
                 C.add_spread(mdt_entry["jobs"][job_id]["c"][name], n, latency)
                 C.add_spread(mdt_entry["stats"][name], n, latency)
+                C.add_spread(export[name], n, latency)
             mdt_entry["jobs"][job_id]["last"] = now
         del state["jobs"][job_id]
 

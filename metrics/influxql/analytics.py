@@ -15,19 +15,21 @@ ANALYTICS_FIELDS = {
         *schema.CAPACITY_FIELDS,
     ),
     schema.OST_JOB.name: ("read_bytes", "write_bytes", "read_calls", "write_calls"),
+    schema.OST_CLIENT.name: ("read_bytes", "write_bytes", "read_calls", "write_calls"),
     schema.BRW.name: ("read_ios", "write_ios"),
 }
 ANALYTICS_BRW_SECTIONS = ("disk_io_size", "pages_per_bulk_rw")
 
 
 def analytics_statements(source: Source, where: str, since: float, until: float) -> list[str]:
-    """The points the analytics report is computed from, per series: ``ost`` and ``ost_job``
-    as the first value of the window and the last of each step (counters telescope, so the
-    window's sum is exact and each step's increment is there for the heat maps and for since
-    when); ``brw`` histograms as the first and last value of the window only."""
+    """The points the analytics report is computed from, per series: ``ost``, ``ost_job`` and
+    ``ost_client`` as the first value of the window and the last of each step (counters
+    telescope, so the window's sum is exact and each step's increment is there for the heat
+    maps and for since when); ``brw`` histograms as the first and last value of the window
+    only."""
     condition = f"{where} AND {between(since, until)}" if where else between(since, until)
     statements = []
-    for measurement in (schema.OST, schema.OST_JOB, schema.BRW):
+    for measurement in (schema.OST, schema.OST_JOB, schema.OST_CLIENT, schema.BRW):
         fields = ANALYTICS_FIELDS[measurement.name]
         if measurement is schema.BRW:
             sections = " OR ".join(

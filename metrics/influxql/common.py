@@ -3,8 +3,8 @@
 (``Source``), conditions on the tags and the rate of counters. The texts themselves are in a
 module per reader: ``retention`` (``influxdb_setup``), ``charts``, ``facts`` (health),
 ``alerts``, ``analytics``, ``arrays`` (the arrays' figures beside the servers', their event
-log), ``surveys`` and ``grafana`` (``dashboards``). Texts only:
-``metrics.influx`` runs them.
+log), ``usage`` (the owners' space and limits), ``surveys`` and ``grafana``
+(``dashboards``). Texts only: ``metrics.influx`` runs them.
 
 Counters are cumulative, so rates are ``non_negative_derivative`` per series (one target on one
 server) summed afterwards: a target that fails over starts a new series and is not counted as a
@@ -101,11 +101,14 @@ def rate_statement(
     step: str,
     per_series: tuple[str, ...] = PER_TARGET,
     by: tuple[str, ...] = (),
+    carry: bool = False,
 ) -> str:
     """Per-second rates of counters, per series first and summed after, in time buckets.
 
     ``fields`` maps an output column to a counter field; ``by`` keeps one series per value of
     those tags. The inner window reaches a step further back so the first bucket has a rate.
+    ``carry``: a series written only when its counters move (``ost_client``) keeps its last
+    value over the steps it skipped (a rate of 0 there, and one when it moves again).
     """
     quote = quote_identifier
     inner = ", ".join(
@@ -117,6 +120,6 @@ def rate_statement(
     return (
         f"SELECT {outer} FROM (SELECT {inner} FROM {source.measurement(measurement)} "
         f"WHERE {where} AND {inner_window} "
-        f"GROUP BY time({step}), {tags(per_series)}) "
+        f"GROUP BY time({step}), {tags(per_series)}{' fill(previous)' if carry else ''}) "
         f"WHERE {outer_window} GROUP BY {grouped} fill(none)"
     )

@@ -18,6 +18,7 @@ def grafana_rate_statement(
     where: str,
     per_series: tuple[str, ...] = PER_TARGET,
     by: tuple[str, ...] = (),
+    carry: bool = False,
 ) -> str:
     """``rate_statement`` over the Grafana dashboard's range and step (raw points)."""
     return rate_statement(
@@ -29,6 +30,7 @@ def grafana_rate_statement(
         step=GRAFANA_STEP,
         per_series=per_series,
         by=by,
+        carry=carry,
     )
 
 
@@ -157,4 +159,23 @@ def grafana_array_figures(
     return (
         f"SELECT {selects} FROM {quote_identifier(measurement)} "
         f"WHERE {where} AND {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}){groups} fill(none)"
+    )
+
+
+def grafana_kernel_lines(where: str) -> str:
+    """The newest Lustre and LNet kernel lines in the range (``sensors.kmsg``), for a table."""
+    return (
+        'SELECT "server", "severity", "message_number", "message" FROM "kernel_log" '
+        f"WHERE {where} AND {GRAFANA_WINDOW} ORDER BY time DESC LIMIT 100"
+    )
+
+
+def grafana_owner_space(where: str, kind: str) -> str:
+    """Each owner's (user, group or project id) space on the filesystem over time: its newest
+    accounting per target, summed per owner."""
+    return (
+        'SELECT sum("kbytes") * 1024 AS "bytes" FROM (SELECT last("kbytes") AS "kbytes" '
+        f'FROM "owner_usage" WHERE {where} AND "kind" = \'{kind}\' AND {GRAFANA_WINDOW} '
+        f'GROUP BY time({GRAFANA_STEP}), "target", "id") '
+        f'WHERE {GRAFANA_WINDOW} GROUP BY time({GRAFANA_STEP}), "id" fill(none)'
     )

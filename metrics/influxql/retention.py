@@ -1,9 +1,11 @@
 """The retention policies of the metrics and the continuous queries that fill the downsampled
 ones (``manage.py influxdb_setup``). In the downsampled policies a field ``x`` is ``mean_x``
-(the continuous queries keep the mean of every field)."""
+(the continuous queries keep the mean of every field of every measurement but the events:
+``sensors.schema.EVENTS`` stay raw)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from metrics.influxql.common import (
@@ -12,6 +14,7 @@ from metrics.influxql.common import (
     RAW_POLICY,
     quote_identifier,
 )
+from sensors import schema
 
 CQ_PREFIX = "ostara_"
 
@@ -37,9 +40,14 @@ RETENTION_POLICIES = (
     RetentionPolicy(MINUTE_POLICY, "90d", "7d"),
     RetentionPolicy(HOUR_POLICY, "1095d", "30d"),
 )
+# The measurements the continuous queries read (v1 read every one, the events too). Their
+# names end with a digest of the list: a measurement added to the schema replaces them
+# (``influxdb_setup`` drops a query of ours whose name it does not want).
+DOWNSAMPLED = sorted(set(schema.MEASUREMENTS) - {event.name for event in schema.EVENTS})
+_READS = hashlib.sha256("|".join(DOWNSAMPLED).encode()).hexdigest()[:6]
 DOWNSAMPLES = (
-    Downsample(f"{CQ_PREFIX}minute_v1", MINUTE_POLICY, "1m", "10m"),
-    Downsample(f"{CQ_PREFIX}hour_v1", HOUR_POLICY, "1h", "2h"),
+    Downsample(f"{CQ_PREFIX}minute_v2_{_READS}", MINUTE_POLICY, "1m", "10m"),
+    Downsample(f"{CQ_PREFIX}hour_v2_{_READS}", HOUR_POLICY, "1h", "2h"),
 )
 
 
@@ -67,7 +75,7 @@ def downsample_select(database: str, downsample: Downsample, where: str = "") ->
     db = quote_identifier(database)
     return (
         f"SELECT mean(*) INTO {db}.{quote_identifier(downsample.into)}.:MEASUREMENT "
-        f"FROM {db}.{quote_identifier(RAW_POLICY)}./.*/ {where}"
+        f"FROM {db}.{quote_identifier(RAW_POLICY)}./^({'|'.join(DOWNSAMPLED)})$/ {where}"
         f"GROUP BY time({downsample.every}), *"
     )
 

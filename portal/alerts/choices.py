@@ -69,6 +69,10 @@ class ConditionKind(models.TextChoices):
     HEALTH = "health", "A health state"
     THRESHOLD = "threshold", "A metric threshold"
     NO_DATA = "no_data", "No data"
+    # An owner's usage (portal.usage): the threshold is the percent of a hard limit, or the
+    # days within which its growth would reach one.
+    QUOTA = "quota", "An owner above N % of their limit"
+    QUOTA_DAYS = "quota_days", "An owner's growth reaches their limit within D days"
 
 
 class HealthCondition(models.TextChoices):

@@ -1,6 +1,6 @@
 """What a rule's condition says of one object at one moment, in plain Python.
 
-Three kinds of condition (DESIGN.md §8):
+Five kinds of condition (DESIGN.md §8):
 
 - a **health** state of an object as the health engine coloured it: red, orange or worse, a
   target on its failover partner, a silent sensor, a degraded volume group, an OST fuller than
@@ -12,6 +12,9 @@ Three kinds of condition (DESIGN.md §8):
   per-second rate, or its percentage of another field of the same point, compared with ``>``,
   ``>=``, ``<`` or ``<=``;
 - the **absence of data**: a series that sent nothing for ``threshold`` seconds.
+- an **owner above N % of a hard limit** (space or files), and an **owner whose growth would
+  reach a hard limit within D days** (``threshold`` is N or D; the owners' usage and limits
+  come from ``portal.usage``, one event per owner and filesystem).
 
 An object that a job is moving or building (``summary["moving"]``/``["building"]``, set by the
 health engine while a failover, failback, maintenance or provisioning job acts on it) meets no

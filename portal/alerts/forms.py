@@ -98,6 +98,8 @@ class RuleForm(forms.ModelForm):
         elif condition in (ConditionKind.THRESHOLD, ConditionKind.NO_DATA):
             data["health_state"] = ""
             self._clean_metric(data, condition)
+        elif condition in (ConditionKind.QUOTA, ConditionKind.QUOTA_DAYS):
+            self._clean_owner(data, condition)
         self._clean_scope(data)
         self._clean_addresses(data)
         data["group_by"] = data.get("group_by") or GroupBy.AUTO
@@ -135,6 +137,21 @@ class RuleForm(forms.ModelForm):
             threshold = data.get("threshold")
             if threshold is not None and threshold <= 0:
                 self.add_error("threshold", "give the seconds without data, more than 0")
+
+    def _clean_owner(self, data: dict, condition: str) -> None:
+        for name in ("health_state", "measurement", "field", "percent_of", "comparison"):
+            data[name] = ""
+        data["rate"] = False
+        threshold = data.get("threshold")
+        if condition == ConditionKind.QUOTA:
+            if threshold is None or not 0 < threshold <= 1000:
+                self.add_error("threshold", "give the percent of the limit, more than 0")
+        elif threshold is None or not 0 < threshold <= 366:
+            self.add_error(
+                "threshold", "give the days before the limit, more than 0 and at most 366"
+            )
+        if data.get("scope") == ScopeKind.SSU:
+            self.add_error("scope", "an owner's usage is per filesystem, not per SSU")
 
     def _clean_scope(self, data: dict) -> None:
         scope, value = data.get("scope"), (data.get("scope_value") or "").strip()

@@ -302,18 +302,43 @@ def top_jobs(
 ) -> list[dict]:
     """Jobs by bytes (or by operations: ``by="ops"``) over the window: on one server, one
     target (its label), or everywhere."""
-    jobs: dict[str, dict[str, float]] = defaultdict(lambda: {"bytes": 0.0, "ops": 0.0})
-    for tags, members in by_series(points, "ost_job").items():
+    return _top(points, "ost_job", "jobid", server, limit, target, by)
+
+
+def top_clients(
+    points: Iterable[Point],
+    server: str | None = None,
+    limit: int = 10,
+    target: str | None = None,
+    by: str = "bytes",
+) -> list[dict]:
+    """Clients (their NIDs, from the OSTs' per-export stats) by bytes or operations over the
+    window, as ``top_jobs``: the same question asked of the clients, whether or not their
+    jobs are tagged."""
+    return _top(points, "ost_client", "client", server, limit, target, by)
+
+
+def _top(
+    points: Iterable[Point],
+    measurement: str,
+    key: str,
+    server: str | None,
+    limit: int,
+    target: str | None,
+    by: str,
+) -> list[dict]:
+    found: dict[str, dict[str, float]] = defaultdict(lambda: {"bytes": 0.0, "ops": 0.0})
+    for tags, members in by_series(points, measurement).items():
         tag = dict(tags)
         if server is not None and tag.get("server") != server:
             continue
         if target is not None and target_label(tag.get("fs", ""), tag.get("target", "")) != target:
             continue
-        entry = jobs[tag.get("jobid", "")]
+        entry = found[tag.get(key, "")]
         entry["bytes"] += field_delta(members, "read_bytes") + field_delta(members, "write_bytes")
         entry["ops"] += field_delta(members, "read_calls") + field_delta(members, "write_calls")
-    ranked = sorted(jobs.items(), key=lambda item: (-item[1][by], item[0]))
-    return [{"jobid": job, **figures} for job, figures in ranked[:limit] if figures[by] > 0]
+    ranked = sorted(found.items(), key=lambda item: (-item[1][by], item[0]))
+    return [{key: name, **figures} for name, figures in ranked[:limit] if figures[by] > 0]
 
 
 # --- OST fill ---------------------------------------------------------------------------------

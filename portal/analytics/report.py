@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from portal.analytics import maths
 from sensors.lineproto import LineError, decode
 
-USED = ("ost", "ost_job", "brw")
+USED = ("ost", "ost_job", "ost_client", "brw")
 # influx_inspect prints these around the points of an export.
 _EXPORT_HEADERS = ("# DDL", "# DML", "# CONTEXT-")
 # Seconds per unit of a line-protocol timestamp, by its number of digits (s, ms, us, ns).
@@ -127,6 +127,8 @@ def build_report(
         "io_size": maths.io_sizes(points, small_io, group_of),
         "top_jobs": maths.top_jobs(points),
         "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
+        "top_clients": maths.top_clients(points),
+        "top_clients_by_ops": maths.top_clients(points, by="ops"),
         "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),
         "heatmap": {
             "oss": maths.heatmap(points, "server", since, until, step, min_step),

@@ -148,6 +148,8 @@ _READ_AS = (
     (schema.OST, "step"),
     (schema.OST_JOB, "since"),
     (schema.OST_JOB, "step"),
+    (schema.OST_CLIENT, "since"),
+    (schema.OST_CLIENT, "step"),
     (schema.BRW, "since"),
     (schema.BRW, "until"),
 )

@@ -213,6 +213,8 @@ def _access(report: dict) -> dict:
         ),
         "top_jobs": report["top_jobs"],
         "top_jobs_by_ops": report["top_jobs_by_ops"],
+        "top_clients": report["top_clients"],
+        "top_clients_by_ops": report["top_clients_by_ops"],
         "size_chart": {
             "labels": [format_bytes(row["bytes"]) for row in histogram],
             "xlabel": "I/O size",

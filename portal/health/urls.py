@@ -13,6 +13,7 @@ urlpatterns = [
     path("health/ssus/<slug:name>/", views.ssu_detail, name="ssu"),
     path("health/servers/<str:hostname>/", views.server_detail, name="server"),
     path("health/targets/<str:label>/", views.target_detail, name="target"),
+    path("health/kernel-log/", views.kernel_log, name="kernel-log"),
     path("health/thresholds/", views.thresholds, name="thresholds"),
     path("health/retention/", views.retention, name="retention"),
     path("health/charts/<slug:chart>/", views.chart_data, name="chart"),

@@ -6,6 +6,8 @@ things up and render; the colours come from the cache the engine keeps
 from __future__ import annotations
 
 import hashlib
+import time
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -15,13 +17,24 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html_join
+from django.utils.http import urlencode
+from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
 from portal import influxdb as influx
 from portal.health.choices import CHART_RANGES, NodeKind
+from portal.health.forms import KernelLogFilter
 from portal.health.models import HealthSettings, HealthStatus, RetentionSettings, StatusChange
-from portal.health.services import array_events, changes, charts, check_all, slowness
+from portal.health.services import (
+    array_events,
+    changes,
+    charts,
+    check_all,
+    clients,
+    kernel_lines,
+    slowness,
+)
 from portal.health.services.evaluation import (
     cache_tag,
     cached_trees,
@@ -29,6 +42,7 @@ from portal.health.services.evaluation import (
     last_checked,
 )
 from portal.health.services.facts import object_key
+from portal.inventory.choices import ServerRole, TargetKind
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.single_row.page import single_row_settings
 from portal.web.shared_cache import reused
@@ -291,6 +305,15 @@ def server_detail(request, hostname: str):
             "history": _history(server),
             "checked": last_checked(),
             "ranges": list(CHART_RANGES),
+            **_kernel_lines(server, server=server.hostname),
+            "busiest_clients": clients.busiest(
+                server.pair.filesystem.name,
+                server=server.hostname,
+                metadata=server.role != ServerRole.OSS,
+            )
+            if server.pair_id
+            else [],
+            "clients_metadata": server.role != ServerRole.OSS,
         },
     )
 
@@ -322,8 +345,56 @@ def target_detail(request, label: str):
             "slowness_minutes": slowness.PAGE_WINDOW_SECONDS // 60,
             "array_events": array_events.recent_events(subject),
             "array_events_about": subject.label if subject else "",
+            **_kernel_lines(target, target=target.label),
+            "busiest_clients": clients.busiest(
+                target.filesystem.name,
+                target=schema.split_label(target.label)[1],
+                metadata=target.kind == TargetKind.MDT,
+            )
+            if target.kind in (TargetKind.OST, TargetKind.MDT)
+            else [],
+            "clients_metadata": target.kind == TargetKind.MDT,
         },
     )
+
+
+def _kernel_lines(row: Model, **search: str) -> dict:
+    """A page's "What the kernel said": the object's lines of the last day, and the search
+    that finds more of them."""
+    subject = kernel_lines.subject_of(row)
+    return {
+        "kernel_lines": kernel_lines.recent_lines(subject),
+        "client_troubles": kernel_lines.client_troubles(subject),
+        "kernel_lines_about": subject.label if subject else "",
+        "kernel_search": f"{reverse('health:kernel-log')}?{urlencode(search)}",
+    }
+
+
+@require_safe
+def kernel_log(request):
+    """The servers' Lustre and LNet kernel lines, newest first, filtered by server, target,
+    message number, severity and time; a bad filter is named with its reason."""
+    form = KernelLogFilter(request.GET or {"window": "24h"})
+    context: dict = {"form": form, "lines": [], "storms": [], "limit": kernel_lines.SEARCH_LIMIT}
+    if form.is_valid():
+        since, until = form.span(time.time())
+        which = form.line_filter()
+        try:
+            lines = kernel_lines.lines_about(which, since, until, kernel_lines.SEARCH_LIMIT)
+            context["storms"] = kernel_lines.storms_about(which, since, until)
+        except influx.InfluxError:
+            lines = None
+        context.update(
+            lines=lines,
+            since=datetime.fromtimestamp(since, UTC),
+            until=datetime.fromtimestamp(until, UTC),
+        )
+        if lines and len(lines) == kernel_lines.SEARCH_LIMIT:
+            # The next page ends at the oldest line shown (which it shows again).
+            older = {k: v for k, v in request.GET.items() if k != "until"}
+            older["until"] = localtime(lines[-1].at).strftime("%Y-%m-%dT%H:%M:%S")
+            context["older"] = f"?{urlencode(older)}"
+    return render(request, "health/kernel_log.html", context)
 
 
 # --- thresholds -------------------------------------------------------------------------------

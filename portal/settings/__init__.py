@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "portal.health",
     "portal.inventory",
     "portal.jobs",
+    "portal.usage",
     "portal.wizard",
 ]
 
@@ -138,8 +139,12 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Workers and the portal write at the same time; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Workers and the portal write at the same time; wait for the lock instead of failing. A
+    # transaction takes the write lock as it begins (IMMEDIATE): one that read first and wrote
+    # later while another connection committed would fail at once ("database is locked"),
+    # the busy timeout not applying, as waiting could deadlock.
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options["timeout"], options["transaction_mode"] = 20, "IMMEDIATE"
     DATABASES["default"]["TEST"] = {"NAME": str(RUN_DIR / "test-ostara.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -166,6 +171,10 @@ for _variable, _value in {
 }.items():
     if _value < 1:
         raise SettingError(f"{_variable}: must be at least 1, got {_value}")
+# A pasted `getent passwd` of a large site is megabytes (portal.usage.forms.MAX_UPLOAD_BYTES,
+# 16 MiB, with the form's other fields): the form refuses more, naming its field, where
+# Django's default of 2.5 MiB would refuse the request before the form is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 17 * 2**20
 # A session ends a working day after sign-in, and after this long without a page asked for
 # (0: no idle limit); the dashboard's own refreshes do not keep it alive.
 SESSION_COOKIE_AGE = env_int("OSTARA_SESSION_SECONDS", 8 * 3600)
@@ -379,6 +388,9 @@ SPECTACULAR_SETTINGS = {
         "EventStatusEnum": "portal.alerts.choices.EventStatus",
         "IncidentStatusEnum": "portal.alerts.choices.GroupStatus",
         "DeliveryStatusEnum": "portal.alerts.choices.DeliveryStatus",
+        # An alert's severity (critical, warning) and a kernel line's (syslog's levels).
+        "AlertSeverityEnum": "portal.alerts.choices.Severity",
+        "KernelSeverityEnum": "sensors.kmsg.SEVERITIES",
     },
     "DESCRIPTION": "Inventory, jobs, health and metrics of a Lustre rack.",
     "VERSION": "1",

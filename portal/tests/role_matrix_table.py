@@ -67,6 +67,8 @@ PAGES: dict[str, dict[str, str]] = {
     "alerts:mail": SETTINGS,
     "alerts:mail-relay": SETTINGS,
     "analytics:settings": SETTINGS,
+    # The names of user and group ids, uploaded or read from NSS.
+    "usage:names": SETTINGS,
     "health:thresholds": SETTINGS,
     "health:retention": SETTINGS,
     "surveys:new": OPERATOR_PAGE,
@@ -169,6 +171,11 @@ BODIES = {
         "servers": ["oss01"],
     },
     "console:drive": lambda w: {"step": "locate"},
+    "usage:names": lambda w: {
+        "kind": "user",
+        "source": "upload",
+        "text": "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n",
+    },
     "console:server-act": lambda w: {"reason": "matrix", "hours": "1"},
     "surveys:new": lambda w: {"scope": "ssu", "confirm": "on"},
     "rule-list": lambda w: {

@@ -163,6 +163,10 @@ PAGE_QUERIES = [
     ("/surveys/compare/?a=1", "b"),
     *(("/alerts/history/", name) for name in ("page", "since", "rule", "severity")),
     *(("/console/audit/", name) for name in ("page", "since", "until")),
+    *(
+        ("/health/kernel-log/", name)
+        for name in ("server", "target", "message_number", "severity", "window", "until")
+    ),
 ]  # fmt: skip
 # Every write the API offers.
 API_WRITES = sorted(

@@ -18,6 +18,7 @@ LAYERS = (
     ("accounts", "jobs"),
     ("inventory",),
     ("health",),
+    ("usage",),  # the owners' usage: health's thresholds; the alert rules read it
     ("alerts",),  # health's colours; the mail relay's tile registered with health
     ("console",),  # its maintenance window silences alerts
     ("surveys",),  # its starts audited by the console; its verdict names health's findings

@@ -298,6 +298,7 @@ METRIC_PAGES = (
     "/analytics/load/",
     "/analytics/fill/",
     "/analytics/capacity/",
+    "/usage/",
 )
 METRIC_DATA = (
     "/health/charts/throughput/?kind=filesystem&name=scratch",
@@ -305,6 +306,7 @@ METRIC_DATA = (
     "/health/charts/cpu/?kind=server&name=oss01",
     "/health/charts/fill/?kind=target&name=scratch-OST0000",
     "/api/v1/analytics/report/",
+    "/api/v1/usage/",
 )
 SINCE = re.compile(r"Metrics unavailable since (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 

@@ -87,6 +87,7 @@ from portal.tests.role_matrix_table import (
     SENDS_SIGNED_IN_AWAY,
     VIEWER,
 )
+from portal.usage.models import OwnerName
 from provisioning import runner
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]
@@ -460,6 +461,7 @@ def matrix(world, rack_inventory, metrics_db, settings, tmp_path, monkeypatch): 
         reason="matrix",
         created_by=operator,
     )
+    OwnerName.objects.create(kind="user", number=1000, name="alice", source="upload")
     server = Server.objects.get(hostname="oss01")
     Maintenance.objects.create(
         server=server,

@@ -174,6 +174,26 @@ SINGLE_FILES = {
         "2.15",
         "ost_job",
     ),
+    "hpe-lustre_exporter/mdt.lustrefs-MDT0000.exports.172.20.20.4-o2ib.stats.txt": (
+        "mdt.lustrefs-MDT0000.exports.172.20.20.4@o2ib.stats",
+        "2.10",
+        "mdt_client",
+    ),
+    "hpe-lustre_exporter/obdfilter.lustrefs-OST0000.exports.172.20.20.2-o2ib.stats.txt": (
+        "obdfilter.lustrefs-OST0000.exports.172.20.20.2@o2ib.stats",
+        "2.10",
+        "ost_client",
+    ),
+    "telegraf-lustre2/mdt.OST0001.exports.10.2.4.27-o2ib1.stats.txt": (
+        "mdt.OST0001.exports.10.2.4.27@o2ib1.stats",
+        "2.12",
+        "mdt_client",
+    ),
+    "telegraf-lustre2/obdfilter.OST0001.exports.10.2.4.27-o2ib1.stats.txt": (
+        "obdfilter.OST0001.exports.10.2.4.27@o2ib1.stats",
+        "2.12",
+        "ost_client",
+    ),
 }
 SINGLE_VALUES = ("kbytesavail", "kbytesfree", "kbytestotal", "filesfree", "filestotal")
 
@@ -187,7 +207,7 @@ LCTL_OUTPUTS = {
     "whamcloud-lustre-collector/lctl-get_param.2.14.0.client.llite.txt": ("2.14", {"node"}),
     "whamcloud-lustre-collector/lctl-get_param.2.14.0_ddn144.oss-mds-mgs-client.txt": (
         "2.14",
-        SERVER,
+        SERVER | {"ost_client", "mdt_client"},
     ),
     "whamcloud-lustre-collector/lctl-get_param.ai400.oss-mds.start_time.txt": (
         "2.14",
@@ -221,7 +241,7 @@ LCTL_OUTPUTS = {
     ),
     "whamcloud-lustrefs-exporter/lctl-get_param.full-scrape.ai400x2.io_latency-quota.txt": (
         "2.15",
-        SERVER | {"brw"},
+        SERVER | {"brw", "owner_usage", "owner_quota"},
     ),
     "whamcloud-lustrefs-exporter/lctl-get_param.mdt-job_stats.exascaler.quoted-jobid.txt": (
         "2.15",
@@ -248,12 +268,6 @@ NOT_COLLECTED = {
     "hpe-lustre_exporter/llite.lustrefs-ffff88105db50000.stats.client.txt": "client side",
     "lustre-manual/llite.stats.client.2011.secs-usecs.txt": "client side",
     "hpe-lustre_exporter/mds.MDS.mdt.stats.txt": "MDS service stats (not in DESIGN §6)",
-    "hpe-lustre_exporter/mdt.lustrefs-MDT0000.exports.172.20.20.4-o2ib.stats.txt": "per client",
-    "hpe-lustre_exporter/obdfilter.lustrefs-OST0000.exports.172.20.20.2-o2ib.stats.txt": (
-        "per client"
-    ),
-    "telegraf-lustre2/mdt.OST0001.exports.10.2.4.27-o2ib1.stats.txt": "per client",
-    "telegraf-lustre2/obdfilter.OST0001.exports.10.2.4.27-o2ib1.stats.txt": "per client",
     "hpe-lustre_exporter/obdfilter.lustrefs-OST0000.tot_granted.txt": "grant accounting",
     "hpe-lustre_exporter/osd-zfs.lustrefs-OST0000.stats.txt": "OSD page counters",
     "telegraf-lustre2/osd-ldiskfs.OST0001.stats.txt": "OSD cache counters",

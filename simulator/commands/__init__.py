@@ -14,6 +14,7 @@ host's bin/ first on PATH
 | mount (-t lustre), mount.lustre, umount | `mount`, `umount` |
 | lctl (get_param, set_param, dl, list_nids, ping) | `lctl` |
 | lnetctl (lnet, net show/add/del, stats show, global show, ping) | `lnetctl` |
+| lfs (setquota, quota) | `lfs` |
 | obdfilter-survey | `obdfilter_survey` |
 | ipmitool (sdr, sensor, chassis power/status) | `ipmitool` |
 | fence_apc_snmp (--action=status, monitor: the PDU outlet) | `fence_apc_snmp` |

@@ -61,6 +61,9 @@ def backtest(rule: Rule, days: int) -> Backtest:
     result = Backtest(days, source.step)
     now = timezone.now().timestamp()
     start = now - days * 86400
+    if rule.condition in (ConditionKind.QUOTA, ConditionKind.QUOTA_DAYS):
+        result.error = "an owner's usage rule has no backtest: its growth is read as it is now"
+        return result
     try:
         if rule.condition == ConditionKind.HEALTH:
             timelines = _health_timelines(rule, start)

@@ -1,5 +1,6 @@
-"""What each rule sees in one round: the colours the health engine just stored, or the newest
-metrics in InfluxDB, as one ``conditions.Observation`` per object or series.
+"""What each rule sees in one round: the colours the health engine just stored, the newest
+metrics in InfluxDB, or the owners' usage and limits (``portal.usage``), as one
+``conditions.Observation`` per object, series or owner.
 
 Rules often share a reading (the warning and the critical level of one field, a threshold and
 its no-data twin): ``Readings`` asks InfluxDB once per distinct statement, all of them in one
@@ -25,9 +26,14 @@ from portal.alerts.models import Rule
 from portal.health.choices import NodeKind, Status
 from portal.health.models import HealthStatus
 from portal.health.services.evaluation import node_key
+from portal.usage import maths as usage_maths
+from portal.usage import services as usage
 from sensors import schema
 
 log = logging.getLogger(__name__)
+
+METRIC_CONDITIONS = (ConditionKind.THRESHOLD, ConditionKind.NO_DATA)
+OWNER_CONDITIONS = (ConditionKind.QUOTA, ConditionKind.QUOTA_DAYS)
 
 
 class HealthRow(NamedTuple):
@@ -147,9 +153,16 @@ class Readings:
     def __init__(self, rules: list[Rule]) -> None:
         self._measurement: dict[str, schema.Measurement] = {}
         for rule in rules:
-            if rule.condition != ConditionKind.HEALTH:
+            if rule.condition in METRIC_CONDITIONS:
                 self._measurement[statement_of(rule)] = schema.MEASUREMENTS[rule.measurement]
         self._answers: dict[str, list[Reading] | influx.InfluxError] | None = None
+        self._owners: dict[str, list[dict]] | None = None
+
+    def owners(self, now: float) -> dict[str, list[dict]]:
+        """Every filesystem's owners (``portal.usage``), read once for the round's rules."""
+        if self._owners is None:
+            self._owners = usage.owners_now(now)
+        return self._owners
 
     def of(self, rule: Rule) -> list[Reading]:
         """The newest point of every series the rule reads; raises ``influx.InfluxError``
@@ -211,6 +224,9 @@ def observe_rule(
     """Every object in the rule's scope with the condition's answer, and its kind."""
     if rule.condition == ConditionKind.HEALTH:
         observed = _health_observations(rule, health)
+    elif rule.condition in OWNER_CONDITIONS:
+        owners = (readings or Readings([rule])).owners(now)
+        return list(_owner_observations(rule, now, owners))
     else:
         read = (readings or Readings([rule])).of(rule)
         if rule.condition == ConditionKind.THRESHOLD:
@@ -263,6 +279,48 @@ def rule_value(rule: Rule, point: dict) -> float | None:
         whole = point.get("whole")
         return quantities.percent(float(value), float(whole)) if whole else None
     return float(value)
+
+
+def _owner_observations(rule: Rule, now: float, owners: dict):
+    """One observation per owner with a hard limit: above ``threshold`` % of it, or reaching
+    it within ``threshold`` days at its growth of the last day. The fingerprint is the owner
+    on its filesystem: one event per owner, whatever the round. An owner is no object of the
+    health tree (its ``object_key`` is empty): each is its own incident, never muted as "told
+    already" by another owner of its filesystem; the scope is the owner's filesystem."""
+    for fs, rows in owners.items():
+        if rule.scope == ScopeKind.FILESYSTEM and fs != rule.scope_value:
+            continue
+        if rule.scope == ScopeKind.KIND and rule.scope_value != NodeKind.FILESYSTEM:
+            continue
+        for row in rows:
+            if not (row["kbytes_hard"] or row["inodes_hard"]):
+                continue
+            name = f"{usage.label(row)} on {fs}"
+            summary = ""
+            if rule.condition == ConditionKind.QUOTA:
+                found = usage_maths.limit_percent(row)
+                holds = found is not None and found[0] >= rule.threshold
+                if holds:
+                    summary = f"{name}: {found[0]:.1f} % of its {UNIT_WORDS[found[1]]} limit"
+            else:
+                found = usage_maths.limit_within(row, now, rule.threshold * 86400)
+                holds = found is not None
+                if holds:
+                    summary = (
+                        f"{name}: reaches its {UNIT_WORDS[found[1]]} limit "
+                        f"{_day(found[0], now)} at its growth of the last day"
+                    )
+            fingerprint = f"owner:{fs}:{row['kind']}:{row['id']}"
+            yield conditions.Observation(fingerprint, name, holds, summary), NodeKind.FILESYSTEM
+
+
+UNIT_WORDS = {"kbytes": "space", "inodes": "files"}
+
+
+def _day(epoch: float, now: float) -> str:
+    if epoch <= now:
+        return "now"
+    return "on " + time.strftime("%Y-%m-%d", time.gmtime(epoch))
 
 
 def _no_data_observations(rule: Rule, health: HealthIndex, now: float, read: list[Reading]):

@@ -25,7 +25,7 @@ from portal import influxdb as influx
 from portal.alerts import mail
 from portal.alerts.choices import DeliveryStatus, GroupMailKind, Severity
 from portal.alerts.models import Delivery, Event, GroupMail
-from portal.health.services import array_events
+from portal.health.services import array_events, kernel_lines
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,7 @@ def render(delivery: Delivery) -> tuple[str, str, str]:
         "event_link": settings.OSTARA_PORTAL_URL.rstrip("/")
         + reverse("alerts:event", args=[event.pk]),
         **_array_events([event.object_key], transition.at),
+        **_kernel_lines([event.object_key], transition.at),
     }
     subject = (
         f"[Ostara {event.get_severity_display().upper()}] {transition.get_kind_display()}: "
@@ -179,6 +180,16 @@ def _array_events(object_keys: list[str], at: datetime) -> dict:
     return {"array_events": found, "array_events_minutes": minutes}
 
 
+def _kernel_lines(object_keys: list[str], at: datetime) -> dict:
+    """The kernel lines about the mail's objects (a target: the lines that name it; a server
+    or a pair: its servers') in the minutes before the mail, the newest few; None when InfluxDB
+    does not answer (the mail says so and goes)."""
+    return {
+        "kernel_lines": kernel_lines.mail_lines(object_keys, at.timestamp()),
+        "kernel_lines_minutes": kernel_lines.MAIL_SECONDS // 60,
+    }
+
+
 # --- an incident group's mail ------------------------------------------------------------------
 
 TEXT_COLUMNS = (("object", "Object", 24), ("rule", "Rule", 32), ("since", "Since", 19))
@@ -192,6 +203,11 @@ def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
     members = [_member(row, portal) for row in group_mail.members]
     resolved = group_mail.kind == GroupMailKind.RESOLVED
     new = sum(1 for member in members if member["new"])
+    keys = list(
+        Event.objects.filter(pk__in=[m["event"] for m in members if m.get("event")])
+        .order_by("pk")
+        .values_list("object_key", flat=True)
+    )
     context = {
         "group": group,
         "group_mail": group_mail,
@@ -205,14 +221,8 @@ def render_group_mail(group_mail: GroupMail) -> tuple[str, str, str]:
         "muted": sum(1 for member in members if member["muted"]),
         "incident_link": portal + incident_path(group_mail),
         "portal_url": settings.OSTARA_PORTAL_URL,
-        **_array_events(
-            list(
-                Event.objects.filter(pk__in=[m["event"] for m in members if m.get("event")])
-                .order_by("pk")
-                .values_list("object_key", flat=True)
-            ),
-            group_mail.at,
-        ),
+        **_array_events(keys, group_mail.at),
+        **_kernel_lines(keys, group_mail.at),
     }
     subject = (
         f"[Ostara {Severity(group.severity).label.upper()}] {group.label}: "

@@ -6,7 +6,10 @@ health evaluation, then the alert round and the outbox):
   volume group (its "volume group" and "redundancy lost" alerts together), one reminder once
   the repeat interval has passed, none after the acknowledgement, one "resolved" mail when the
   drive is replaced;
-- a crashed OSS: one mail for its SSU, the server's alert with its targets' alerts muted in it.
+- a crashed OSS: one mail for its SSU, the server's alert with its targets' alerts muted in it,
+  quoting what the partner's kernel said as it took the targets over (their recovery), which
+  the page of such a target shows too (a degraded group, one drive lost, logs nothing on the
+  server: the array hides it).
 
 The group wait is 0 here (the rack's seconds are precious); the grouping's timing is tested in
 ``test_alert_grouping`` and ``test_alert_incidents``.
@@ -14,6 +17,7 @@ The group wait is 0 here (the rack's seconds are precious); the grouping's timin
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -116,6 +120,19 @@ def test_alert_mail_from_a_virtual_rack(virtual_rack, metrics_db, client, world,
     (subject,) = smtp.mailbox.subjects()[before:]
     assert subject.startswith("[Ostara CRITICAL] ssu01: ") and "oss01" in subject
     assert "powered off" in text(crash[0])
+    # What the survivors' kernels said about oss01's OSTs, read by their sensors: oss02
+    # starting them (their recovery) on the page of such a target; in the mail its newest
+    # lines, each naming one of them (oss02's recovery, the MDT's lost and restored
+    # connections: which are newest depends on the rounds).
+    recovery = "Lustre: scratch-OST0000: Will be in recovery for at least 2:30"
+    assert recovery in client.get("/health/targets/scratch-OST0000/").content.decode()
+    assert "What the kernel said" in text(crash[0]), text(crash[0])
+    said = text(crash[0]).split("What the kernel said")[1].splitlines()[1:]
+    quoted = [line for line in said if re.match(r"\d{4}-\d\d-\d\d ", line)]
+    assert quoted, text(crash[0])
+    for line in quoted:
+        server, named = re.search(r"  (\w+)  \w+  Lustre.*?(scratch-OST[0-9a-f]{4})", line).groups()
+        assert server in ("oss02", "mds01") and named in OSS01_OSTS, line
     # The targets' own alerts are recorded, muted in the server's incident.
     targets = Event.objects.filter(object_label__in=OSS01_OSTS, status="firing")
     assert targets.count() == len(OSS01_OSTS)

@@ -42,6 +42,10 @@ class ReportSerializer(serializers.Serializer):
     io_size = serializers.DictField(help_text="histogram, small_share, read_share")
     top_jobs = serializers.ListField(child=serializers.DictField())
     top_jobs_by_ops = serializers.ListField(child=serializers.DictField())
+    top_clients = serializers.ListField(
+        child=serializers.DictField(), help_text="client NIDs by bytes: client, bytes, ops"
+    )
+    top_clients_by_ops = serializers.ListField(child=serializers.DictField())
     capacity = serializers.DictField(help_text="fill trend and the dates it reaches the limits")
     heatmap = serializers.DictField(help_text="bytes/s per OSS and per OST and time step")
     request = serializers.DictField(help_text="what was read: policy, step, points, seconds")

@@ -18,12 +18,14 @@ from sensors.lineproto import line, series
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 GIB = 2**30
 ROUNDS = 31  # five minutes of sensor rounds, 10 s apart
+HOT_CLIENT, CHATTY_CLIENT = "169.254.1.10@tcp", "169.254.1.11@tcp"
 
 
 def rack_lines(start: int) -> list[str]:
     """One SSU for five minutes: oss01 (OST0000, OST0002) carries twice oss02's (OST0001,
     OST0003) bytes; job "hot.1" writes 64 MiB/s on OST0000 only; "wide.2" writes 16 MiB/s
-    on each OST. OST fill 40-70 %."""
+    on each OST. OST fill 40-70 %. Per client: 169.254.1.10@tcp runs hot.1 and half of wide.2,
+    169.254.1.11@tcp the other half and every read, in many small calls."""
     lines = []
     osts = {"OST0000": "oss01", "OST0001": "oss02", "OST0002": "oss01", "OST0003": "oss02"}
     for n in range(ROUNDS):
@@ -54,6 +56,19 @@ def rack_lines(start: int) -> list[str]:
                 }
                 lines.append(
                     line(series("ost_job", {**tags, "jobid": jobid}), job_fields, t * 10**9)
+                )
+            clients = {
+                HOT_CLIENT: {"write_bytes": hot + wide // 2, "write_calls": n},
+                CHATTY_CLIENT: {
+                    "write_bytes": wide - wide // 2,
+                    "write_calls": 9 * n,
+                    "read_bytes": read,
+                    "read_calls": n,
+                },
+            }
+            for client, client_fields in clients.items():
+                lines.append(
+                    line(series("ost_client", {**tags, "client": client}), client_fields, t * 10**9)
                 )
             for bucket, ios in (("4K", 3 * n), ("1M", 9 * n)):
                 brw = {**tags, "section": "disk_io_size", "bucket": bucket}
@@ -86,6 +101,13 @@ def test_the_api_names_the_overloaded_oss_its_job_and_the_bad_striping(
     assert body["imbalance"]["max_over_mean"] == pytest.approx(96 / 68)
     detail = body["overloaded_detail"][0]
     assert detail["top_jobs"][0]["jobid"] == "hot.1"
+    # The clients beside the jobs: hot.1's client moved 18.75 GiB + half of 4 x 4.6875 GiB.
+    by_bytes = [(c["client"], c["bytes"]) for c in body["top_clients"]]
+    assert by_bytes == [
+        (HOT_CLIENT, pytest.approx(28.125 * GIB)),
+        (CHATTY_CLIENT, pytest.approx(9.375 * GIB + 2 * 300 * 4 * 2**20)),
+    ]
+    assert [c["client"] for c in body["top_clients_by_ops"]] == [CHATTY_CLIENT, HOT_CLIENT]
     assert detail["osts"][0]["target"] == "scratch-OST0000"
     # hot.1 wrote 64 MiB/s x 300 s = 18.75 GiB on one OST: a stripe per GiB, bounded by 4 OSTs.
     flagged = {row["jobid"]: row for row in body["striping"]}
@@ -159,6 +181,8 @@ def test_the_pages_show_the_findings_and_keep_the_window_in_their_links(
     access = client.get("/analytics/access/?window=1h").content.decode()
     assert "25 %" in access and "of I/Os below 64 KiB" in access
     assert "scratch-OST0003" in access  # the per-OST table
+    clients = access.split('id="top-clients"')[1].split("</section>")[0]
+    assert clients.index(HOT_CLIENT) < clients.index(CHATTY_CLIENT) and "28.1 GiB" in clients
     capacity = client.get("/analytics/capacity/?window=1h").content.decode()
     assert "scratch-OST0003" in capacity
     # A viewer reads the settings; only an administrator changes them.

@@ -7,4 +7,5 @@ from portal.health.api import views
 ROUTES = [
     ("health", views.HealthTreeViewSet, "health"),
     ("health-changes", views.StatusChangeViewSet),
+    ("kernel-log", views.KernelLogViewSet, "kernel-log"),
 ]

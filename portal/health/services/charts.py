@@ -10,9 +10,12 @@ of every field). The InfluxQL texts are in ``metrics.influxql``.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from metrics import chart_rows, quantities
 from metrics.influxql import charts as queries
@@ -41,19 +44,20 @@ LATEST_WINDOW_SECONDS = 600
 # Throughput in binary units, like every size the portal prints (portal/web/numbers.py).
 MIB = 2**20
 
-_policies: tuple[float, set[str]] = (0.0, set())
+# Per database: when its policies were asked, and their names.
+_policies: dict[str, tuple[float, set[str]]] = {}
 
 
 def available_policies() -> set[str]:
     """Retention policies of the database, asked at most once a minute."""
-    global _policies
-    checked, names = _policies
+    database = settings.INFLUXDB_DATABASE
+    checked, names = _policies.get(database, (-math.inf, set()))
     if time.monotonic() - checked > 60:
         try:
             names = set(influx.retention_policies())
         except influx.InfluxError:
             names = set()
-        _policies = (time.monotonic(), names)
+        _policies[database] = (time.monotonic(), names)
     return names
 
 

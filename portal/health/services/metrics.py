@@ -111,8 +111,13 @@ class KeptPoints:
 
 
 KEPT = KeptPoints()
-# The statements read in a request of their own (the most series on a big rack).
-SEPARATE = ("group_faults", "ost", "array_rounds")
+# The statements read in a request of their own (the most series on a big rack), side by side.
+# The arrays' newest rounds and their groups' faults go in one request, in that order: InfluxDB
+# answers a request's statements one after the other, so a round written while the engine reads
+# is either in both answers or only in the faults'. Read apart, a round could land between the
+# two: its controllers newest, its faults unread, and a degraded group would look mended for
+# one evaluation (its alerts resolved, then fired again).
+SEPARATE = (("ost",), ("array_rounds", "group_faults"))
 
 
 @dataclass
@@ -210,8 +215,10 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
     texts = kept.statements(statements, now, identity, max(MARGIN_SECONDS, silence_seconds))
     # The statements that read thousands of series, each in a request of its own, side by side
     # with one request for all the others.
-    batches = [[name] for name in SEPARATE if name in texts]
-    batches.append([name for name in texts if name not in SEPARATE])
+    batches = [[name for name in names if name in texts] for names in SEPARATE]
+    together = {name for names in SEPARATE for name in names}
+    batches = [batch for batch in batches if batch]
+    batches.append([name for name in texts if name not in together])
     try:
         results = influx.query_tagged_at_once([[texts[n] for n in batch] for batch in batches])
         answers = {

@@ -13,6 +13,9 @@ With the default alert rules (their durations shortened in proportion) and a rea
 on loopback, evaluated as the periodic tasks do, each row mails one incident: one firing mail
 when it happens, one resolved mail once it is cleared, nothing for the failback.
 
+Each row that makes a server's kernel log Lustre or LNet lines has one of them in the kernel-log
+API (`KERNEL_SAYS`).
+
 `make test` walks the rows that no other test of it shows; `make long` walks them all."""
 
 from __future__ import annotations
@@ -220,6 +223,33 @@ ROWS = [
 ]
 
 
+# What each row makes a server's kernel say, as the kernel-log API gives it (its filter, a text
+# of the line): the partner's recovery of the targets it took over, the LNet timeouts of a
+# server whose link is down, the lost group's OST that can no longer create objects. The other
+# rows log no Lustre or LNet line (a degraded or critical group: the array hides it; a lost SAS
+# path, a failed controller or drawer: only the SCSI layer's and multipath's lines, which the
+# sensor does not send; the heartbeat, the BMC, the PDU and the temperatures: nothing in the
+# kernel's log).
+RECOVERY = "scratch-OST0000: Will be in recovery for at least 2:30"
+KERNEL_SAYS = {
+    ("server-crash", None): ("target=scratch-OST0000&server=oss02", RECOVERY),
+    ("lnet-down", None): ("server=oss01", "Timed out tx for "),
+    ("sas-link-down", 0): ("target=scratch-OST0000&server=oss02", RECOVERY),
+    ("drive-failed", 3): ("target=scratch-OST0004", "OST0004: unable to precreate: rc = -30"),
+}
+
+
+def kernel_says(kind: str, where: dict) -> tuple[str, str] | None:
+    return KERNEL_SAYS.get((kind, where.get("links", where.get("count"))))
+
+
+def kernel_lines(client, query: str, text: str) -> int:
+    """How many lines the kernel-log API gives for ``query`` that hold ``text``."""
+    answer = client.get(f"/api/v1/kernel-log/?{query}")
+    assert answer.status_code == 200, answer.content
+    return sum(text in line["message"] for line in answer.json()["lines"])
+
+
 # What `make test` walks (each row costs about 45 s, the whole matrix 12 minutes): the rows no
 # other test of it shows, the two-link and fencing-device rows, every SAS path lost (the
 # partner fences after the multipath queue, an escalation, a failback), a hot room. The crash,
@@ -361,10 +391,18 @@ def test_the_failure_matrix_on_a_virtual_rack(
     for kind, where, expected, moved in rows:
         started, before = time.monotonic(), len(smtp.mailbox.messages)
         row = f"{kind} {where}"
+        said = kernel_says(kind, where)
+        said_before = kernel_lines(client, *said) if said else 0
         virtual_rack.inject(kind, **where)
         watch(client, expected, 10 * SENSOR_INTERVAL + MULTIPATH_QUEUE + 5)
         # Its incident has told what it is: the first mail is out, nothing waits to fire.
         until(lambda n=before: len(smtp.mailbox.messages) > n and quiet(), 60, f"{row}: no mail")
+        if said:  # what the kernel said of it, read by the sensor and searchable
+            until(
+                lambda s=said, n=said_before: kernel_lines(client, *s) > n,
+                3 * SENSOR_INTERVAL,
+                f"{row}: no kernel line with {said[1]!r} for {said[0]}",
+            )
         virtual_rack.clear_all()
         if moved:
             fail_back(virtual_rack, operator, 3 * within)

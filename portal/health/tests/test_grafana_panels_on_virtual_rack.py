@@ -1,6 +1,7 @@
 """Every Grafana panel's query, and every dashboard variable's, run against the test InfluxDB
-filled by the sensor agent on a virtual rack (balanced workload), with Grafana's macros and
-variables replaced as Grafana would: each returns data."""
+filled by the sensor agent on a virtual rack (balanced workload, and one client reconnecting
+to the target the variables pick, so that its kernel-lines table has a line), with Grafana's
+macros and variables replaced as Grafana would: each returns data."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from dashboards.__main__ import GENERATED
 from dashboards.views import DASHBOARDS
 from portal import influxdb as influx
 from portal.health.tests.conftest import SENSOR_INTERVAL
+from simulator import kernel_log
+from simulator.rack import Rack
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
@@ -42,10 +45,28 @@ def numbers(points: list[dict]) -> list[float]:
     ]
 
 
+def texts(points: list[dict]) -> list[str]:
+    return [value for point in points for value in point.values() if isinstance(value, str)]
+
+
+def client_reconnects(rack, host: str, target: str) -> None:
+    """The line a Lustre 2.15 server logs when a client comes back to one of its targets."""
+    with Rack.open(rack.root) as state:
+        kernel_log.append(
+            state.state["servers"][host],
+            time.time(),
+            kernel_log.WARNING,
+            f"Lustre: {target}: Client 5d1f0c3a-8e4b-4c2e-9a77-0f3c2b1d6e90 "
+            "(at 169.254.100.7@tcp) reconnecting",
+        )
+        state.render([host])
+
+
 def test_every_panel_query_returns_data_from_the_sensors_of_a_virtual_rack(
     virtual_rack, metrics_db, tmp_path
 ):
     virtual_rack.start(settings.INFLUXDB_URL, metrics_db, tmp_path / "spool")
+    client_reconnects(virtual_rack, VALUES["server"], f"{VALUES['fs']}-{VALUES['target']}")
     virtual_rack.wait_rounds(6)
     checked = 0
     for uid in DASHBOARDS:
@@ -56,12 +77,14 @@ def test_every_panel_query_returns_data_from_the_sensors_of_a_virtual_rack(
         for panel in board["panels"]:
             for target in panel["targets"]:
                 query = grafana_substitute(target["query"])
+                # A table of lines shows text; every other panel draws numbers.
+                data = texts if panel["type"] == "table" else numbers
                 deadline = time.monotonic() + 4 * SENSOR_INTERVAL
                 while True:
                     (points,) = influx.query_tagged([query], epoch="s")
-                    if numbers(points) or time.monotonic() > deadline:
+                    if data(points) or time.monotonic() > deadline:
                         break
                     time.sleep(1)
-                assert numbers(points), f"{uid} / {panel['title']}: no data for {query}"
+                assert data(points), f"{uid} / {panel['title']}: no data for {query}"
                 checked += 1
     assert checked >= 20

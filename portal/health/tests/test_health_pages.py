@@ -174,7 +174,7 @@ def test_a_long_range_shows_young_data_from_the_finer_policy(
     from portal.health.services import charts
 
     call_command("influxdb_setup", verbosity=0)  # the policies, as make demo makes them
-    charts._policies = (0.0, set())  # forget the policies asked before they existed
+    charts._policies.clear()  # forget the policies asked before they existed
     rack = RackMetrics()
     now = time.time()
     for seconds_ago in (50, 40, 30, 20, 10, 0):

@@ -11,7 +11,10 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
+from metrics.influxql.retention import DOWNSAMPLES
 from portal import influxdb as influx
+
+MINUTE_CQ, HOUR_CQ = (downsample.name for downsample in DOWNSAMPLES)
 
 
 @pytest.fixture
@@ -50,12 +53,15 @@ def test_creates_database_policies_and_continuous_queries(database):
     assert found["minute"] == ("2160h0m0s", "168h0m0s", False)
     assert found["hour"] == ("26280h0m0s", "720h0m0s", False)
     queries = continuous_queries(database)
-    assert set(queries) == {"ostara_minute_v1", "ostara_hour_v1"}
-    minute = queries["ostara_minute_v1"]
+    assert set(queries) == {MINUTE_CQ, HOUR_CQ}
+    minute = queries[MINUTE_CQ]
     assert "RESAMPLE EVERY 1m FOR 10m" in minute
     assert "SELECT mean(*) INTO" in minute and ".minute.:MEASUREMENT" in minute
-    assert ".raw./.*/" in minute and "GROUP BY time(1m), *" in minute
-    assert "GROUP BY time(1h), *" in queries["ostara_hour_v1"]
+    assert ".raw./^(array|" in minute and "GROUP BY time(1m), *" in minute
+    # The events (kernel lines, the arrays' event logs) are kept raw only.
+    assert "kernel_log" not in minute and "array_event" not in minute
+    assert "|ost_client|" in minute
+    assert "GROUP BY time(1h), *" in queries[HOUR_CQ]
     assert "created retention policy raw (7d)" in output
 
 
@@ -80,7 +86,7 @@ def test_repairs_a_changed_policy_and_replaces_an_old_continuous_query(database)
     output = run_setup()
     assert policies(database)["raw"] == ("168h0m0s", "24h0m0s", True)
     assert policies(database)["minute"][2] is False
-    assert set(continuous_queries(database)) == {"ostara_minute_v1", "ostara_hour_v1"}
+    assert set(continuous_queries(database)) == {MINUTE_CQ, HOUR_CQ}
     assert "dropped continuous query ostara_minute_v0" in output
 
 
@@ -91,7 +97,7 @@ def test_other_databases_keep_their_continuous_queries(database, settings):
         run_setup()
         settings.INFLUXDB_DATABASE = database
         run_setup()
-        assert set(continuous_queries(other)) == {"ostara_minute_v1", "ostara_hour_v1"}
+        assert set(continuous_queries(other)) == {MINUTE_CQ, HOUR_CQ}
     finally:
         influx.query(f'DROP DATABASE "{other}"')
 

@@ -15,6 +15,8 @@ of its servers, writing to the test InfluxDB: the world the health acceptance te
   server's (`MANAGEMENT`), asks it with the `santricity` collector, each array's monitor account
   and its controllers' pinned certificates; the servers' own sensors do not read the arrays.
 - The inventory is saved from the same plans and marked provisioned.
+- One server's sensor can be stopped and started again (`stop_agent`, `start_agent`), as
+  `systemctl restart` does, its spool and kernel log position kept.
 """
 
 from __future__ import annotations
@@ -218,7 +220,8 @@ class VirtualRack:
 
     def _start_agent(self, config: SensorConfig, host: str | None) -> None:
         """One sensor in a thread; a virtual server's sends nothing while it is down."""
-        collector = Collector(config)
+        # The kernel log's place kept in the spool, as the service keeps it (sensors.agent).
+        collector = Collector(config, state_dir=config.spool_dir)
         if host is None:
             agent = Agent(config, collector)
         else:
@@ -244,6 +247,21 @@ class VirtualRack:
                 self.server_process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.server_process.kill()
+
+    def stop_agent(self, host: str) -> SensorConfig:
+        """Stop one server's sensor as `systemctl stop` does (the round under way ends, what it
+        read is sent or spooled and its state kept); its configuration, to start it again."""
+        index = next(i for i, a in enumerate(self.agents) if a.config.server == host)
+        agent, thread = self.agents.pop(index), self.threads.pop(index)
+        agent.stop()
+        thread.join(timeout=30)
+        if thread.is_alive():
+            raise RuntimeError(f"the sensor of {host} did not stop within 30 s")
+        return agent.config
+
+    def start_agent(self, config: SensorConfig) -> None:
+        """Start a stopped server's sensor again with the same configuration and spool."""
+        self._start_agent(config, config.server)
 
     def wait_rounds(self, rounds: int = 1) -> None:
         time.sleep(self.interval * rounds + 0.5)

@@ -1,0 +1,58 @@
+"""A sensor round that lands in InfluxDB while the health engine reads it: on a busy appliance the
+engine's requests answer seconds apart, and the array collector writes whenever its round ends.
+A failed drive's group stays degraded (its OST orange, its alerts firing) whichever answers the
+new round is in; were the groups' faults read before the round and the arrays' newest rounds
+after it, the group would look mended for one evaluation: a "Resolved" mail, then "Firing"
+again. Points in the sensors' schema in the real test InfluxDB."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from portal import influxdb as influx
+from portal.health.services import metrics as health_metrics
+from portal.health.services.evaluation import evaluate
+from portal.health.tests.metrics import RackMetrics
+from portal.health.tests.test_health_api_sequence import group_drives
+
+pytestmark = pytest.mark.services
+
+FAULTS = "component = 'volume_group' AND ok = 0"
+ROUNDS = "component = 'controller'"
+
+
+def test_a_round_landing_mid_read_leaves_a_degraded_group_degraded(
+    rack_inventory, metrics_db, monkeypatch
+):
+    now = float(int(time.time()))
+    rack = RackMetrics(failed_drives=set(group_drives("ssu01-a-vg00")[:1]))
+    rack.write(now - 10)
+    next_round = rack.lines(now)  # the drive still failed (the inventory is read here)
+    landed = threading.Event()
+    read = influx.query_tagged
+
+    def as_on_a_busy_appliance(statements, epoch="ms"):
+        """The next round lands right after the request that reads the groups' faults; a
+        request that reads the arrays' rounds without them answers only after it landed."""
+        if any(ROUNDS in s for s in statements) and not any(FAULTS in s for s in statements):
+            landed.wait(10)
+        answer = read(statements, epoch)
+        if any(FAULTS in s for s in statements) and not landed.is_set():
+            influx.write_lines(next_round, precision="ms")
+            landed.set()
+        return answer
+
+    monkeypatch.setattr(influx, "query_tagged", as_on_a_busy_appliance)
+    health_metrics.KEPT.clear()
+    colours = {
+        (node.kind, node.name): (node.status, node.reasons)
+        for tree in evaluate(now + 1)
+        for node, _ in tree.walk()
+    }
+    assert landed.is_set()
+    status, reasons = colours[("target", "scratch-OST0000")]
+    assert status == "orange", reasons
+    assert any("ssu01-a-vg00 is degraded" in reason for reason in reasons), reasons
