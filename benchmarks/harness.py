@@ -196,6 +196,8 @@ def run_all(
 
 def number(value: float) -> str:
     size = abs(value)
+    if value == 0:
+        return "0"
     if size >= 100 or (size >= 10 and value == int(value)):
         return f"{value:,.0f}"
     if size >= 10:

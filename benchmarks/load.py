@@ -99,7 +99,9 @@ class BackgroundLoad:
             capture_output=True,
             text=True,
         )
-        return found.stdout.strip() or "unknown"
+        # The last line: Django's shell may first say what it imported.
+        lines = found.stdout.strip().splitlines()
+        return lines[-1].strip() if lines else "unknown"
 
     def sensors(self) -> int:
         """How many of the demo's sensors (and array collector) are running."""
