@@ -361,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     (REPO / ".run" / "bench" / "table.txt").write_text(text + "\n")
     say()
     say(f"Figures: median of {rounds} round(s) ± half their range; goals from issue 34")
-    say(f"background load: {'off (--no-load)' if load is None else load.describe()}")
+    say(f"background load: {'off (--no-load)' if load is None else load.summary}")
+    if args.ssus is not None:
+        say(f"racks of {args.ssus} SSUs (--ssus): the issue's goals are for 20 and 100 SSUs")
     say(text)
     return 0
 

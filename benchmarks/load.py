@@ -36,6 +36,7 @@ class BackgroundLoad:
         self.log = run_dir.parent / "load.log"
         self.env: dict[str, str] = {}
         self.build = "not started"
+        self.summary = "not started"
 
     def _demo(self, action: str, **kwargs) -> subprocess.CompletedProcess:
         with open(self.log, "a") as log:
@@ -60,7 +61,8 @@ class BackgroundLoad:
         if self._demo("start").returncode != 0:
             raise RuntimeError(f"the background load did not start; see {self.log}")
         self.build = self._wait_for_build()
-        say(f"background load: {self.describe()}")
+        self.summary = self.describe()
+        say(f"background load: {self.summary}")
 
     def _environment(self, keep_ports: bool = False) -> dict[str, str]:
         env = dict(os.environ, OSTARA_RUN_DIR=str(self.run_dir))
