@@ -388,4 +388,8 @@ def keep_results(change: Checkout, reference: Checkout | None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        say("interrupted: the benchmark running and the background load are stopped")
+        sys.exit(130)
