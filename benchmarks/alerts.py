@@ -5,9 +5,10 @@ after a health evaluation, first (every pending event created) and steady. Calle
 
 from __future__ import annotations
 
+import statistics
 import time
 
-from benchmarks.common import say
+from benchmarks.common import record, say
 
 # (measurement, field, percent_of, rate, comparison, threshold): ten kinds, five levels each.
 THRESHOLD_KINDS = (
@@ -56,7 +57,7 @@ def install_threshold_rules(count: int = 50) -> None:
         )
 
 
-def bench_alerts(repeat: int, before_round) -> None:
+def bench_alerts(repeat: int, before_round, ssus: int) -> None:
     """``before_round``: fresh points and a health evaluation (its result), as beat runs
     before alerts."""
     from portal.alerts.models import Event, Rule
@@ -66,14 +67,20 @@ def bench_alerts(repeat: int, before_round) -> None:
     install_threshold_rules()
     rules = Rule.objects.filter(enabled=True).count()
     say(f"Alert evaluation ({rules} rules: the defaults and 50 thresholds), one round:")
+    steady = []
     for label in ["first"] + ["steady"] * repeat:
         evaluated = before_round()
         started = time.perf_counter()
         # As the worker runs it: on the colours the health evaluation hands over.
         result = evaluate_round(health=HealthIndex.of_trees(evaluated.trees))
         seconds = time.perf_counter() - started
+        if label == "steady":
+            steady.append(seconds)
         say(
             f"  {label:34} {seconds:6.2f} s; {result.observations:,} observations, "
             f"{len(result.transitions)} transitions, {result.deliveries} mails queued, "
             f"{Event.objects.count()} events kept"
         )
+    if steady:
+        record(f"alert evaluation at {ssus} SSUs, steady, median", statistics.median(steady), "s")
+        record(f"alert evaluation at {ssus} SSUs, steady, worst", max(steady), "s")

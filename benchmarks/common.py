@@ -1,15 +1,18 @@
-"""What the benchmarks share: where the repository is, printing as they go, and an InfluxDB of
-their own on a free loopback port (started as deploy/services.sh starts one, in a temporary
-directory, and stopped after)."""
+"""What the benchmarks share: where the repository is, printing as they go, keeping their figures
+for `make bench`'s table (``record``), and an InfluxDB of their own on a free loopback port
+(started as deploy/services.sh starts one, in a temporary directory, and stopped after)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -17,6 +20,65 @@ REPO = Path(__file__).resolve().parent.parent
 
 def say(text: str = "") -> None:
     print(text, flush=True)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a benchmark run: what was measured, its value and unit, the goal it is held
+    to (None: none), and whether lower is better (times) or higher (rates)."""
+
+    name: str
+    value: float
+    unit: str
+    goal: float | None = None
+    lower_is_better: bool = True
+
+    def meets(self, value: float | None = None) -> bool | None:
+        """Whether ``value`` (default: this figure's) meets the goal; None without a goal."""
+        value = self.value if value is None else value
+        if self.goal is None:
+            return None
+        return value <= self.goal if self.lower_is_better else value >= self.goal
+
+
+def results_file(module: str | None = None) -> Path:
+    """Where a benchmark module's figures go: .run/bench/<module>.json, the module being the one
+    run with `python -m` unless named."""
+    if module is None:
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        module = spec.name if spec is not None else Path(sys.argv[0]).stem
+    return REPO / ".run" / "bench" / f"{module}.json"
+
+
+_files_started: set[Path] = set()
+
+
+def record(
+    name: str,
+    value: float,
+    unit: str,
+    goal: float | None = None,
+    lower_is_better: bool = True,
+    *,
+    path: Path | None = None,
+) -> Figure:
+    """Keep one figure for `make bench`'s table (benchmarks.harness), besides what the benchmark
+    prints. The first figure of a run replaces the file of the previous run."""
+    figure = Figure(name, float(value), unit, goal, lower_is_better)
+    path = path or results_file()
+    figures = read_figures(path) if path in _files_started else []
+    _files_started.add(path)
+    figures = [kept for kept in figures if kept.name != name] + [figure]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([asdict(kept) for kept in figures], indent=1) + "\n")
+    return figure
+
+
+def read_figures(path: Path) -> list[Figure]:
+    """The figures a run kept with ``record``; none when it kept none."""
+    if not path.exists():
+        return []
+    return [Figure(**fields) for fields in json.loads(path.read_text())]
 
 
 def free_port() -> int:

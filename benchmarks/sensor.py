@@ -41,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from benchmarks.common import REPO, BenchInfluxDB, say
+from benchmarks.common import REPO, BenchInfluxDB, record, say
 from benchmarks.rack import build
 from sensors.collect import Collector
 from sensors.config import SensorConfig
@@ -254,6 +254,9 @@ def bench_sample_tree(work: Path, osts: int, repeat: int, telegraf: Path | None)
             rows.append(("Telegraf lustre2 `--once` (whole process)", tg_cpu, tg_points))
             ratio = f"    sensor / Telegraf (whole processes): {process / tg_cpu:.2f}"
         cpu_table(f"{what}, {size:.0f} MiB of files, median of {repeat}", osts, rows)
+        jobs = "with" if job_stats else "without"
+        record(f"sensor, {osts:,} OSTs {jobs} job_stats: `collect --once` CPU", process, "s")
+        record(f"sensor, {osts:,} OSTs {jobs} job_stats: agent's next rounds CPU", steady, "s")
         if ratio:
             say(ratio)
         shutil.rmtree(root)
@@ -310,6 +313,11 @@ def bench_virtual_rack(work: Path, ssus: int, repeat: int, telegraf: Path | None
         )
     else:
         cpu_table(f"sum over all servers, median of {repeat}", osts, rows)
+    record(
+        f"sensor, virtual rack of {ssus} SSUs: all agents' next rounds CPU",
+        statistics.median(steady),
+        "s",
+    )
     say(
         f"    one server ({oss_root.name}, {host_osts} OSTs): `collect --once` process "
         f"{process:.3f} s (mostly Python start-up)"
@@ -422,6 +430,14 @@ def bench_ingest(work: Path, osts: int, rounds: int, batch_size: int, repeat: in
         for a, b in ((SENDER, PLAIN), (GZIPPED, PLAIN), (SENDER, GZIPPED))
     }
     verdict = "met" if ratio >= INGEST_GOAL else "NOT met"
+    record("sensor sender ingest", medians[SENDER], "points/s", lower_is_better=False)
+    record(
+        "sensor sender / InfluxDB's plain ceiling",
+        100 * ratio,
+        "%",
+        goal=100 * INGEST_GOAL,
+        lower_is_better=False,
+    )
     say(
         f"    sender / plain ceiling: {ratio:.0%} (ratio of medians; median of the rounds' own "
         f"ratios {paired[SENDER, PLAIN]:.0%}), goal >= {INGEST_GOAL:.0%}: {verdict}"

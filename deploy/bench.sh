@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Run every benchmark of the project and print its results side by side with its reference.
-# Benchmarks measure; they never fail on a number. Results also go to .run/bench/.
+# Run the benchmarks of the project with the background load beside them, and end with a table
+# of their figures against the goals (benchmarks/harness.py). Benchmarks measure; they never fail
+# on a number. Figures, logs and the table go to .run/bench/.
+#   BASE=<commit>     also run the benchmarks of that commit, from a clean clone, round for round
+#   BENCH_ROUNDS=N    runs of each benchmark on each side (default 3 with BASE, else 1)
+#   BENCH_LOAD=0      without the background load (the demo's rack, sensors and worker)
+#   BENCH_SSUS=N      size of the racks (default: each benchmark's own, mostly 100 SSUs)
+#   BENCH_ONLY=a,b    only these modules (benchmarks.rack,benchmarks.health,...)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$OSTARA_HOME"
 mkdir -p .run/bench
 
-benchmarks=(benchmarks.rack benchmarks.commands benchmarks.sensor benchmarks.health benchmarks.analytics)
-export DJANGO_SETTINGS_MODULE=portal.settings
-ran=0
-for module in "${benchmarks[@]}"; do
-    if [ -f "${module//.//}.py" ]; then
-        say "== $module"
-        .venv/bin/python -m "$module" | tee ".run/bench/${module}.txt"
-        ran=$((ran + 1))
-    fi
-done
-say "$ran benchmark(s) run; results in .run/bench/"
+args=()
+[ -n "${BASE:-}" ] && args+=(--base "$BASE")
+[ -n "${BENCH_ROUNDS:-}" ] && args+=(--rounds "$BENCH_ROUNDS")
+[ "${BENCH_LOAD:-1}" = 0 ] && args+=(--no-load)
+[ -n "${BENCH_SSUS:-}" ] && args+=(--ssus "$BENCH_SSUS")
+[ -n "${BENCH_ONLY:-}" ] && args+=(--only "$BENCH_ONLY")
+exec .venv/bin/python -m benchmarks.harness "${args[@]}" "$@"
