@@ -198,7 +198,12 @@ def _capacity_dates(row: dict, thresholds: Thresholds, until: float) -> dict | N
     for level in ("warning", "critical"):
         percent = getattr(thresholds, f"{level}_percent")
         limit = thresholds.total_kbytes * percent / 100
-        dates[f"{level}_at"] = reaches(thresholds.used_kbytes, limit, rate, until)
+        # A filesystem past the level already: "now" only for an owner who grows (one who
+        # shrinks or stands still is not what keeps it there).
+        growing = rate is not None and rate > 0
+        dates[f"{level}_at"] = (
+            reaches(thresholds.used_kbytes, limit, rate, until) if growing else None
+        )
         dates[f"{level}_percent"] = percent
     return dates
 

@@ -76,6 +76,30 @@ def test_root_has_no_limits_its_entry_holds_the_filesystems_defaults():
     assert seven["kbytes_hard"] == 4 and seven["kbytes_percent"] == 50.0
 
 
+def test_past_the_filesystems_warning_only_a_growing_owner_brings_it_there_now():
+    past_warning = maths.Thresholds(100.0, 85.0, 80.0, 95.0)
+
+    def capacity(first: float, last: float) -> dict:
+        (row,) = maths.owner_rows(
+            "user",
+            {"7": {"kbytes": first, "inodes": 0}},
+            {"7": {"kbytes": last, "inodes": 0}},
+            {},
+            seconds=DAY,
+            until=1000 * DAY,
+            now=1000 * DAY,
+            thresholds=past_warning,
+            names={},
+        )
+        return row["capacity"]
+
+    grows = capacity(1, 2)  # 1 KiB a day: 10 KiB to the critical level in 10 days
+    assert grows["warning_at"] == 1000 * DAY and grows["critical_at"] == 1010 * DAY
+    for first, last in ((2, 1), (2, 2)):  # shrinking, standing still: no date at all
+        shrinks = capacity(first, last)
+        assert shrinks["warning_at"] is None and shrinks["critical_at"] is None
+
+
 def test_one_owner_holding_a_whole_ost_has_all_of_it():
     points = [{"target": "OST0003", "kind": "user", "id": "7", "kbytes": 50.0}]
     (entry,) = maths.per_ost(points, {"user": {"7": "zoe"}})
