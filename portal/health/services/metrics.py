@@ -213,12 +213,10 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
         tuple(sorted(kept.intervals.items())),
     )
     texts = kept.statements(statements, now, identity, max(MARGIN_SECONDS, silence_seconds))
-    # The statements that read thousands of series, each in a request of its own, side by side
-    # with one request for all the others.
-    batches = [[name for name in names if name in texts] for names in SEPARATE]
-    together = {name for names in SEPARATE for name in names}
-    batches = [batch for batch in batches if batch]
-    batches.append([name for name in texts if name not in together])
+    # The statements that read thousands of series in requests of their own (``SEPARATE``),
+    # side by side with one request for all the others.
+    batches = [batch for names in SEPARATE if (batch := [n for n in names if n in texts])]
+    batches.append([name for name in texts if not any(name in names for names in SEPARATE)])
     try:
         results = influx.query_tagged_at_once([[texts[n] for n in batch] for batch in batches])
         answers = {
