@@ -2,6 +2,13 @@
 # Run the whole suite against the test profile's own Redis and InfluxDB (apart from the demo's),
 # then stop them. Exit status is pytest's. Extra arguments go to pytest.
 #
+# The suite runs in OSTARA_TEST_WORKERS pytest processes at once (pytest-xdist, a test file's
+# tests in one process; default 4: most of a rack test's time is waiting for the rack, not
+# CPU). Each process has a Redis, an InfluxDB, a portal port and a run directory of its own
+# (gw<N> under the profile's run directory, the profile's ports plus 10 x N): a test that stops
+# its Redis or empties its InfluxDB does it to no other test. OSTARA_TEST_WORKERS=1: one
+# process on the profile's own services, as before.
+#
 # Ctrl-C, SIGTERM or SIGHUP stop the run at once: pytest is interrupted (its fixtures stop
 # their virtual racks and playbooks), then, whatever it left, every process the run started
 # (found by the run's mark in their environment, so a demo beside it is not touched) is
@@ -32,7 +39,10 @@ run_processes() {
 
 # sweep: stop the services, then TERM and at last KILL whatever else of the run is left.
 sweep() {
-    "$OSTARA_HOME/deploy/services.sh" test stop
+    local worker
+    for worker in "${workers[@]}"; do
+        (worker_profile "$worker" && "$OSTARA_HOME/deploy/services.sh" test stop)
+    done
     local left
     left=$(run_processes)
     [ -z "$left" ] && return 0
@@ -74,10 +84,59 @@ interrupt() {
 }
 trap interrupt INT TERM HUP
 
-if ! "$OSTARA_HOME/deploy/services.sh" test start; then
-    sweep
-    exit 1
+workers=("")
+worker_count=${OSTARA_TEST_WORKERS:-4}
+if ! [[ "$worker_count" =~ ^[1-9][0-9]?$ ]]; then
+    say "OSTARA_TEST_WORKERS: '$worker_count' is not a number of processes from 1 to 99"
+    exit 2
 fi
+if [ "$worker_count" -gt 1 ]; then
+    workers=()
+    for ((n = 0; n < worker_count; n++)); do workers+=("gw$n"); done
+fi
+
+# worker_profile NAME: the test profile's variables for pytest-xdist's worker NAME (gw<N>), in
+# this shell (call it in a subshell); "" leaves the profile as it is. The variables go to the
+# worker's file too (portal/tests/settings.py applies it in the worker).
+worker_profile() {
+    local name=$1
+    [ -z "$name" ] && return 0
+    local step=$((10 * ${name#gw}))
+    export OSTARA_TEST_RUN_DIR="$base_run_dir/$name"
+    export OSTARA_TEST_REDIS_PORT=$((base_redis_port + step))
+    export OSTARA_TEST_INFLUXDB_PORT=$((base_influxdb_port + step))
+    export OSTARA_TEST_INFLUXDB_RPC_PORT=$((base_influxdb_rpc_port + step))
+    export OSTARA_TEST_PORTAL_PORT=$((base_portal_port + step))
+    load_profile test
+}
+base_run_dir=$OSTARA_RUN_DIR
+base_redis_port=$OSTARA_REDIS_PORT
+base_influxdb_port=$OSTARA_INFLUXDB_PORT
+base_influxdb_rpc_port=$OSTARA_INFLUXDB_RPC_PORT
+base_portal_port=$OSTARA_PORTAL_PORT
+
+mkdir -p "$base_run_dir/workers"
+rm -f "$base_run_dir"/workers/*.env
+for worker in "${workers[@]}"; do
+    if ! (worker_profile "$worker" && "$OSTARA_HOME/deploy/services.sh" test start); then
+        sweep
+        exit 1
+    fi
+    [ -z "$worker" ] && continue
+    (
+        worker_profile "$worker"
+        for name in OSTARA_TEST_RUN_DIR OSTARA_TEST_REDIS_PORT OSTARA_TEST_INFLUXDB_PORT \
+            OSTARA_TEST_INFLUXDB_RPC_PORT OSTARA_TEST_PORTAL_PORT OSTARA_RUN_DIR \
+            OSTARA_REDIS_PORT OSTARA_INFLUXDB_PORT OSTARA_INFLUXDB_RPC_PORT OSTARA_PORTAL_PORT \
+            REDIS_URL INFLUXDB_URL; do
+            printf '%s=%s\n' "$name" "${!name}"
+        done
+    ) >"$base_run_dir/workers/$worker.env"
+done
+# The workers find their files here (portal/tests/settings.py).
+export OSTARA_TEST_WORKERS_DIR="$base_run_dir/workers"
+xdist=()
+[ "$worker_count" -gt 1 ] && xdist=(-n "$worker_count" --dist loadfile)
 [ "$interrupted" = yes ] && { sweep; exit 130; }
 export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loop in the test thread
 # In the background, so that a signal to this script is handled at once, not after pytest; in a
@@ -85,7 +144,7 @@ export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loo
 # a second one would cut its teardown short. Its stdin stays this script's. A background job
 # of a script starts with SIGINT ignored, and Python then never turns it into
 # KeyboardInterrupt: env gives it back its default.
-setsid env --default-signal=INT .venv/bin/pytest "$@" <&0 &
+setsid env --default-signal=INT .venv/bin/pytest "${xdist[@]}" "$@" <&0 &
 pytest_pid=$!
 rc=0
 while :; do

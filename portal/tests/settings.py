@@ -6,9 +6,28 @@ and Basic-auth request paid it: minutes of the suite. The test settings hash wit
 load this module) and keep the product's hashers after it, so a password the product hashed
 still checks."""
 
+import os
+from pathlib import Path
+
 from django.conf import global_settings
 
-from portal.settings import *  # noqa: F403
+
+def _worker_environment() -> None:
+    """In a pytest-xdist worker of deploy/test.sh, its own services and run directory: the
+    variables of its file, before the product's settings read them (pytest-django loads this
+    module first in each worker; the processes a test starts inherit them)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    folder = os.environ.get("OSTARA_TEST_WORKERS_DIR")
+    if not worker or not folder:
+        return
+    for line in (Path(folder) / f"{worker}.env").read_text().splitlines():
+        name, _, value = line.partition("=")
+        os.environ[name] = value
+
+
+_worker_environment()
+
+from portal.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.MD5PasswordHasher",
