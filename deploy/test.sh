@@ -2,12 +2,13 @@
 # Run the whole suite against the test profile's own Redis and InfluxDB (apart from the demo's),
 # then stop them. Exit status is pytest's. Extra arguments go to pytest.
 #
-# The suite runs in OSTARA_TEST_WORKERS pytest processes at once (pytest-xdist, a test file's
-# tests in one process; default 4: most of a rack test's time is waiting for the rack, not
-# CPU). Each process has a Redis, an InfluxDB, a portal port and a run directory of its own
-# (gw<N> under the profile's run directory, the profile's ports plus 10 x N): a test that stops
-# its Redis or empties its InfluxDB does it to no other test. OSTARA_TEST_WORKERS=1: one
-# process on the profile's own services, as before.
+# The suite runs in OSTARA_TEST_WORKERS pytest processes at once (pytest-xdist, default 4):
+# the modules that start racks in OSTARA_TEST_RACKS groups of their own, one process each, the
+# rest test by test in whichever process is free (conftest.py). Each process has a Redis, an
+# InfluxDB, a portal port and a run directory of its own (gw<N> under the profile's run
+# directory, the profile's ports plus 10 x N): a test that stops its Redis or empties its
+# InfluxDB does it to no other test. OSTARA_TEST_WORKERS=1: one process on the profile's own
+# services.
 #
 # Ctrl-C, SIGTERM or SIGHUP stop the run at once: pytest is interrupted (its fixtures stop
 # their virtual racks and playbooks), then, whatever it left, every process the run started
@@ -136,7 +137,7 @@ done
 # The workers find their files here (portal/tests/settings.py).
 export OSTARA_TEST_WORKERS_DIR="$base_run_dir/workers"
 xdist=()
-[ "$worker_count" -gt 1 ] && xdist=(-n "$worker_count" --dist loadfile)
+[ "$worker_count" -gt 1 ] && xdist=(-n "$worker_count" --dist loadgroup --no-loadscope-reorder)
 [ "$interrupted" = yes ] && { sweep; exit 130; }
 export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loop in the test thread
 # In the background, so that a signal to this script is handled at once, not after pytest; in a

@@ -42,6 +42,63 @@ def fresh_metrics():
     REMEMBERED.clear()
 
 
+def _transactional(item: pytest.Item) -> bool:
+    """The test runs outside a rolled-back transaction, as pytest-django decides it."""
+    marker = item.get_closest_marker("django_db")
+    if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+# A transactional test ends by emptying the database (Django's flush), and the rows the
+# migrations made (default alert rules, content types, permissions) are gone for the tests that
+# run after it in the same process; with the suite spread over several processes, any test may.
+# So every test starts from the database as the migrations left it: after a transactional test,
+# those rows are loaded again with their own keys, as a test with serialized_rollback expects
+# (it loads the same rows at its start).
+
+
+@pytest.fixture(autouse=True)
+def migrated_rows_kept(request):
+    """Before the first transactional test changes anything, the rows as the migrations left
+    them (Django keeps them already when a test of the session asks for serialized_rollback)."""
+    if _transactional(request.node):
+        from django.db import connections
+
+        request.getfixturevalue("django_db_setup")  # the test databases, not the appliance's
+        with request.getfixturevalue("django_db_blocker").unblock():
+            for connection in connections.all():
+                if not hasattr(connection, "_test_serialized_contents"):
+                    contents = connection.creation.serialize_db_to_string()
+                    connection._test_serialized_contents = contents
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a transactional test's flush, the migrations' rows again."""
+    yield
+    # The last test's teardown has given the appliance's database back already: nothing to do.
+    if nextitem is None or not _transactional(item):
+        return
+    from django.core.management import call_command
+    from django.db import connections
+    from pytest_django.plugin import blocking_manager_key
+
+    with item.config.stash[blocking_manager_key].unblock():
+        for connection in connections.all():
+            contents = getattr(connection, "_test_serialized_contents", None)
+            if contents is None:
+                continue
+            call_command(
+                "flush",
+                verbosity=0,
+                interactive=False,
+                database=connection.alias,
+                inhibit_post_migrate=True,
+            )
+            connection.creation.deserialize_db_from_string(contents)
+
+
 @pytest.fixture(autouse=True)
 def fresh_chart_data():
     """A test that writes points and reads a chart at once sees them: no chart data reused."""

@@ -19,6 +19,8 @@ import pytest
 
 from deploy.tests.conftest import REPO, free_port
 
+pytestmark = pytest.mark.rack(seconds=320)
+
 # A rack test whose set-up provisions the virtual rack through ansible-runner.
 RACK_TEST = "portal/health/tests/test_failure_matrix_on_virtual_rack.py"
 STARTUP_SECONDS = 240
@@ -41,11 +43,17 @@ def marked(mark: str) -> dict[int, str]:
     return found
 
 
+def service_dirs(run_dir: Path) -> list[Path]:
+    """The inner run's run directory and those of its pytest-xdist workers (gw<N>), each with
+    services of its own."""
+    return [run_dir, *sorted(run_dir.glob("gw*"))]
+
+
 def services_left(run_dir: Path) -> list[str]:
     """The inner run's Redis and InfluxDB still running, by their pid files (Redis rewrites its
     process title over its environment, so the mark cannot find it)."""
     left = []
-    for pid_file in sorted((run_dir / "pid").glob("*.pid")):
+    for pid_file in sorted(p for d in service_dirs(run_dir) for p in (d / "pid").glob("*.pid")):
         try:
             pid = int(pid_file.read_text().strip())
             os.kill(pid, 0)
@@ -77,6 +85,8 @@ def inner_run(tmp_path):
         OSTARA_TEST_INFLUXDB_PORT=str(free_port()),
         OSTARA_TEST_INFLUXDB_RPC_PORT=str(free_port()),
         OSTARA_TEST_PORTAL_PORT=str(free_port()),
+        # Processes as make test runs them, but two: one for the rack test, one with nothing to do.
+        OSTARA_TEST_WORKERS="2",
         PYTEST_ARGS=f"{RACK_TEST} -p no:cacheprovider --junitxml={tmp_path / 'junit.xml'}",
     )
     env.pop("OSTARA_TEST_RUN", None)
@@ -98,12 +108,13 @@ def inner_run(tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        subprocess.run(
-            [str(REPO / "deploy" / "services.sh"), "test", "stop"],
-            env=env,
-            capture_output=True,
-            timeout=60,
-        )
+        for run_dir in service_dirs(tmp_path / "run"):
+            subprocess.run(
+                [str(REPO / "deploy" / "services.sh"), "test", "stop"],
+                env={**env, "OSTARA_TEST_RUN_DIR": str(run_dir)},
+                capture_output=True,
+                timeout=60,
+            )
         make.wait(timeout=30)
         log.close()
 

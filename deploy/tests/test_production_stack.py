@@ -28,7 +28,7 @@ from deploy.tests.conftest import (
     unit_command,
 )
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=40)]
 
 
 @pytest.fixture(scope="module")

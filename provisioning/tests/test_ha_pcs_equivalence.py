@@ -25,6 +25,8 @@ import pytest
 from provisioning.ha import build_cib, build_pcs_script, simulate, verify
 from provisioning.ha.describe import describe_cib
 
+pytestmark = pytest.mark.rack(seconds=60)
+
 PLANS = Path(__file__).parent / "plans"
 KEPT_OSTS = ("scratch-OST000a", "scratch-OST000b")
 

@@ -34,7 +34,12 @@ from portal.wizard.tests.conftest import on_host, simulator
 from simulator import realcluster
 from simulator.tests.test_real_cluster import ADDRESSES, NEEDS_REAL_CLUSTERS
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, NEEDS_REAL_CLUSTERS]
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db,
+    NEEDS_REAL_CLUSTERS,
+    pytest.mark.rack(seconds=250),
+]
 LINKS = ADDRESSES  # mds01 and mds02 on the rack's two link-local networks
 INTERVAL = 2  # seconds between sensor rounds
 WITHIN = 120

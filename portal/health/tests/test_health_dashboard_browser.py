@@ -19,7 +19,12 @@ from portal.health.tests.conftest import SENSOR_INTERVAL, reference_rack, virtua
 from simulator import failures
 from simulator.rack import Rack
 
-pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.rack(seconds=80),
+]
 
 EVALUATE_SECONDS = 2
 REFRESH_SECONDS = 1

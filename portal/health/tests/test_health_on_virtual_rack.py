@@ -13,7 +13,7 @@ from portal.health.services.evaluation import evaluate_and_store
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
 from portal.inventory.models import Drive, Target
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=100)]
 
 
 def api_nodes(client) -> dict[tuple[str, str], dict]:

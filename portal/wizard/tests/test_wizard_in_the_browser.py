@@ -13,7 +13,11 @@ import pytest
 from portal.surveys.tests.outcomes import ACCEPTED, ACCEPTED_SSU02
 from portal.wizard.tests.conftest import load_spec, simulator
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.rack(seconds=550),
+]
 
 JOB_MINUTES = 15
 
