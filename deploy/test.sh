@@ -91,6 +91,10 @@ if ! [[ "$worker_count" =~ ^[1-9][0-9]?$ ]]; then
     say "OSTARA_TEST_WORKERS: '$worker_count' is not a number of processes from 1 to 99"
     exit 2
 fi
+if ! [[ "${OSTARA_TEST_RACKS:-2}" =~ ^[1-9][0-9]?$ ]]; then
+    say "OSTARA_TEST_RACKS: '$OSTARA_TEST_RACKS' is not a number of groups from 1 to 99"
+    exit 2
+fi
 if [ "$worker_count" -gt 1 ]; then
     workers=()
     for ((n = 0; n < worker_count; n++)); do workers+=("gw$n"); done
@@ -117,7 +121,7 @@ base_influxdb_rpc_port=$OSTARA_INFLUXDB_RPC_PORT
 base_portal_port=$OSTARA_PORTAL_PORT
 
 mkdir -p "$base_run_dir/workers"
-rm -f "$base_run_dir"/workers/*.env
+rm -f "$base_run_dir"/workers/*.env "$base_run_dir"/workers/racks.json
 for worker in "${workers[@]}"; do
     if ! (worker_profile "$worker" && "$OSTARA_HOME/deploy/services.sh" test start); then
         sweep
@@ -137,7 +141,7 @@ done
 # The workers find their files here (portal/tests/settings.py).
 export OSTARA_TEST_WORKERS_DIR="$base_run_dir/workers"
 xdist=()
-[ "$worker_count" -gt 1 ] && xdist=(-n "$worker_count" --dist loadgroup --no-loadscope-reorder)
+[ "$worker_count" -gt 1 ] && xdist=(-n "$worker_count" --dist loadscope --no-loadscope-reorder)
 [ "$interrupted" = yes ] && { sweep; exit 130; }
 export DJANGO_ALLOW_ASYNC_UNSAFE=true  # Playwright's sync API runs an event loop in the test thread
 # In the background, so that a signal to this script is handled at once, not after pytest; in a
