@@ -80,3 +80,27 @@ def test_the_mail_about_a_server_quotes_all_of_its_lines_and_another_none(smtp, 
     oss01 = Server.objects.get(hostname="oss01")
     text, _html = mailed(smtp, alert(f"server:{oss01.pk}", "oss01"))
     assert "What the kernel said" not in text
+
+
+def test_an_error_is_quoted_before_newer_lines_that_would_push_it_out(
+    smtp, rack_inventory, metrics_db, tmp_path
+):
+    """The group under OST0004 lost: its server's error, then more recovery lines about it
+    than the mail quotes (its neighbours moving to the partner, say)."""
+    lost = NOW_AFTER_BOOT - 300
+    error = (
+        "LustreError: 7061:0:(ofd_dev.c:1612:ofd_create_hdl()) scratch-OST0004: "
+        "unable to precreate: rc = -30"
+    )
+    chatter = [
+        ("oss01", lost + 10 + n, 6, f"Lustre: scratch-OST0004: Recovery over after 0:{n:02d}")
+        for n in range(12)
+    ]
+    write_kernel_logs(tmp_path, [("oss01", lost, 3, error), *chatter])
+    target = Target.objects.get(label="scratch-OST0004")
+    text, _html = mailed(smtp, alert(f"target:{target.pk}", target.label))
+    after = [line.strip() for line in text.split("newest first):")[1].strip().splitlines()]
+    quoted = after[: after.index("")]
+    assert len(quoted) == 8, text
+    assert "unable to precreate: rc = -30" in quoted[-1], quoted  # the oldest, shown last
+    assert "Recovery over after 0:11" in quoted[0]  # then the newest of the others

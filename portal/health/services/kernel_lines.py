@@ -213,7 +213,9 @@ def recent_lines(subject: Subject | None, now: float | None = None) -> list[Kern
 
 def mail_lines(object_keys: list[str], at: float) -> list[KernelLine] | None:
     """The lines about the mail's objects in the minutes before it, newest first; None when
-    InfluxDB does not answer (a mail never waits for it)."""
+    InfluxDB does not answer (a mail never waits for it). Of more than the mail quotes, the
+    errors (and worse) are kept before the newest others: a lost group's `unable to
+    precreate` is not pushed out by the recovery lines of the targets its server gave up."""
     subjects = [
         subject
         for subject in (subject_of_key(key) for key in dict.fromkeys(object_keys))
@@ -221,11 +223,18 @@ def mail_lines(object_keys: list[str], at: float) -> list[KernelLine] | None:
     ]
     if not subjects:
         return []
-    found: dict[tuple[str, int, float], KernelLine] = {}
+    # One request: each object's newest lines and its newest errors.
+    statements = [
+        queries.lines_statement(which, at - MAIL_SECONDS, at + CLOCK_SLACK_SECONDS, MAIL_LIMIT)
+        for subject in subjects
+        for which in (subject.which, replace(subject.which, severity=PROBLEM_SEVERITIES[-1]))
+    ]
     try:
-        for subject in subjects:
-            for line in lines_about(subject.which, at - MAIL_SECONDS, at, MAIL_LIMIT):
-                found.setdefault((line.server, line.sequence, line.at.timestamp()), line)
+        answers = influx.query_tagged(statements)
     except influx.InfluxError:
         return None
-    return sorted(found.values(), key=lambda line: line.at, reverse=True)[:MAIL_LIMIT]
+    found: dict[tuple[str, int, float], KernelLine] = {}
+    for line in (_line(row) for rows in answers for row in rows):
+        found.setdefault((line.server, line.sequence, line.at.timestamp()), line)
+    kept = sorted(found.values(), key=lambda line: (not line.problem, -line.at.timestamp()))
+    return sorted(kept[:MAIL_LIMIT], key=lambda line: line.at, reverse=True)
