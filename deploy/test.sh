@@ -22,6 +22,8 @@ cd "$OSTARA_HOME"
 
 # The run's mark: every process started under this script inherits it.
 export OSTARA_TEST_RUN="$$-$(date +%s%N)"
+# A run started by a test of another run (deploy/tests/test_interrupt.py) is a run of its own.
+unset PYTEST_XDIST_WORKER OSTARA_TEST_WORKER_ENVIRONMENT OSTARA_TEST_WORKERS_DIR
 
 # run_processes: the pids carrying this run's mark, but for this script. Builtins only: a
 # program run here would carry the mark itself (this script's own forks do not: a process's

@@ -90,6 +90,10 @@ def inner_run(tmp_path):
         PYTEST_ARGS=f"{RACK_TEST} -p no:cacheprovider --junitxml={tmp_path / 'junit.xml'}",
     )
     env.pop("OSTARA_TEST_RUN", None)
+    # Not the outer make's variables (`make test PYTEST_ARGS=...` passes them on in MAKEFLAGS,
+    # and they would outweigh the inner run's own PYTEST_ARGS).
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+        env.pop(name, None)
     log = (tmp_path / "make-test.log").open("w")
     make = subprocess.Popen(
         ["make", "test"],

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from django.conf import global_settings
 
+APPLIED = "OSTARA_TEST_WORKER_ENVIRONMENT"
+
 
 def _worker_environment() -> None:
     """In a pytest-xdist worker of deploy/test.sh, its own services and run directory: the
@@ -18,11 +20,14 @@ def _worker_environment() -> None:
     module first in each worker; the processes a test starts inherit them)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     folder = os.environ.get("OSTARA_TEST_WORKERS_DIR")
-    if not worker or not folder:
+    # Once, in the worker: a process it starts inherits the variables, and keeps those the test
+    # gave it instead (a restore into a run directory of its own, say).
+    if not worker or not folder or os.environ.get(APPLIED) == worker:
         return
     for line in (Path(folder) / f"{worker}.env").read_text().splitlines():
         name, _, value = line.partition("=")
         os.environ[name] = value
+    os.environ[APPLIED] = worker
 
 
 _worker_environment()
