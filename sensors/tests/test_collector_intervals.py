@@ -3,6 +3,7 @@ slow collector never holding a round, its lateness in the `sensor` point."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -120,23 +121,28 @@ def test_a_slow_collector_does_not_hold_the_round_and_its_points_come_later(tmp_
 
 
 class HungArray:
-    """An array conversation that ignores its timeout (a hung management port)."""
+    """An array conversation that ignores its timeout (a hung management port), until the
+    test lets it answer."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self) -> None:
+        self.answer = threading.Event()
         self.calls = 0
 
     def components(self) -> list[ArrayComponent]:
         self.calls += 1
-        time.sleep(self.seconds)
+        self.answer.wait(60)
         return [ArrayComponent("ssu01-a", "controller", "A", "optimal", True)]
 
 
 def test_a_collector_still_running_is_not_started_again_and_is_reported_late(tmp_path):
-    array = HungArray(2.5)
+    array = HungArray()
     config = config_for(tmp_path, interval=1.0, collectors=("array",), intervals={"array": 1.0})
     collector = Collector(config, array_source=array)
-    rounds = [collector.collect(1_000_000 + 1000 * n) for n in range(4)]
+    # Hung through three rounds (each waits for it until its deadline, 0.8 s), then it answers:
+    # on a slow machine as on a fast one.
+    rounds = [collector.collect(1_000_000 + 1000 * n) for n in range(3)]
+    array.answer.set()
+    rounds.append(collector.collect(1_003_000))
     assert array.calls == 1
     assert [r.schedule.get("array_late") for r in rounds[1:3]] == [0.0, 1.0]
     # However late, its points are the reading of the round that started it.
