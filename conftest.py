@@ -3,7 +3,7 @@
 A module marked `rack(seconds=N)` starts a virtual rack, a real cluster, playbooks or a demo:
 minutes of mostly waiting, and a CPU that must stay free enough for the rack's clock and
 sensors to keep time. Such modules go into OSTARA_TEST_RACKS groups (default 2), balanced by
-their `seconds` (about what the module takes on a quiet machine); each group runs in one
+their `seconds` (about what the module took in make test's four processes); each group runs in one
 process, one module after the other, while the other processes take the remaining tests one
 by one, at a lower CPU priority. The groups come first in the run, so the longest work starts
 at once. Without pytest-xdist the marks change nothing but the order.

@@ -19,7 +19,7 @@ import pytest
 
 from deploy.tests.conftest import REPO, free_port
 
-pytestmark = pytest.mark.rack(seconds=320)
+pytestmark = pytest.mark.rack(seconds=130)
 
 # A rack test whose set-up provisions the virtual rack through ansible-runner.
 RACK_TEST = "portal/health/tests/test_failure_matrix_on_virtual_rack.py"

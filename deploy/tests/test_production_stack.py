@@ -28,7 +28,7 @@ from deploy.tests.conftest import (
     unit_command,
 )
 
-pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=40)]
+pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=70)]
 
 
 @pytest.fixture(scope="module")

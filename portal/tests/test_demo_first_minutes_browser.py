@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-pytestmark = [pytest.mark.browser, pytest.mark.rack(seconds=220)]
+pytestmark = [pytest.mark.browser, pytest.mark.rack(seconds=390)]
 
 BUILD_SECONDS = 900  # on a 2-core machine shared with the rest of the suite
 GREEN_SECONDS = 120  # the promise, once the build is done

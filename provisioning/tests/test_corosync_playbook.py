@@ -19,7 +19,7 @@ from provisioning.runner import run_playbook
 from simulator import provision
 from simulator.rack import Rack
 
-pytestmark = pytest.mark.rack(seconds=70)
+pytestmark = pytest.mark.rack(seconds=150)
 
 AUTHKEY = bytes(range(256))
 LINKS = {"mds01": ("169.254.1.1", "169.254.2.1"), "mds02": ("169.254.1.2", "169.254.2.2")}

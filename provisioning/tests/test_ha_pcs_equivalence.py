@@ -25,7 +25,7 @@ import pytest
 from provisioning.ha import build_cib, build_pcs_script, simulate, verify
 from provisioning.ha.describe import describe_cib
 
-pytestmark = pytest.mark.rack(seconds=60)
+pytestmark = pytest.mark.rack(seconds=50)
 
 PLANS = Path(__file__).parent / "plans"
 KEPT_OSTS = ("scratch-OST000a", "scratch-OST000b")

@@ -11,11 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from sensors.tests.lp import one, parse_lines, points_of
-
-pytestmark = pytest.mark.rack(seconds=60)
 
 REPO = Path(__file__).resolve().parents[2]
 BTIME = 1764300000

@@ -25,7 +25,7 @@ from sensors.tests.conftest import influx_ping, influx_query
 from sensors.tests.roots import build_release_root
 from sensors.tests.vrack import build_rack, host_config
 
-pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=40)]
+pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=60)]
 
 REPO = Path(__file__).resolve().parents[2]
 MEASUREMENTS = ("ost", "ost_job", "brw", "mdt", "oss_service", "node", "lnet", "sensor")

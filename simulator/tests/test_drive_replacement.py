@@ -22,7 +22,7 @@ from simulator.rack import Rack
 from simulator.tests.conftest import MDS_SPEC, simulator_cli
 from simulator.tests.test_obdfilter_survey import survey
 
-pytestmark = pytest.mark.rack(seconds=50)
+pytestmark = pytest.mark.rack(seconds=30)
 
 SPARES_SPEC = Path(__file__).resolve().parents[2] / "provisioning/tests/specs/me4084_ssu.json"
 

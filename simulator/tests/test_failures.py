@@ -15,7 +15,7 @@ from simulator import failures
 from simulator.rack import Rack
 from simulator.tests.conftest import simulator_cli
 
-pytestmark = pytest.mark.rack(seconds=60)
+pytestmark = pytest.mark.rack(seconds=90)
 
 OSS01_TARGETS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
 OSS02_TARGETS = [f"scratch-OST{i:04x}" for i in range(1, 24, 2)]

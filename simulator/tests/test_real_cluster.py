@@ -48,7 +48,7 @@ NEEDS_REAL_CLUSTERS = pytest.mark.skipif(
     os.geteuid() != 0 or bool(realcluster.missing_tools()),
     reason="needs root and corosync, pacemaker, fence-agents, openipmi, ipmitool",
 )
-pytestmark = [NEEDS_REAL_CLUSTERS, pytest.mark.rack(seconds=220)]
+pytestmark = [NEEDS_REAL_CLUSTERS, pytest.mark.rack(seconds=340)]
 
 # The pair on the rack's management (169.254.1.0/24) and heartbeat (169.254.2.0/24) networks.
 ADDRESSES = {

@@ -34,7 +34,7 @@ from portal.health import tasks as health_tasks
 from portal.health.tests.conftest import SENSOR_INTERVAL, virtual_rack_thresholds
 from portal.health.tests.test_health_on_virtual_rack import drive_location, wait_for
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=140)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=250)]
 
 REPEAT = 40  # seconds between reminders of the volume group rule in this test
 OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]

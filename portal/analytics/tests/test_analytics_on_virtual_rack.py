@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.services,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
-    pytest.mark.rack(seconds=150),
+    pytest.mark.rack(seconds=190),
 ]
 
 REPO = Path(__file__).resolve().parents[3]

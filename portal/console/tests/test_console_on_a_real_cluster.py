@@ -38,7 +38,7 @@ pytestmark = [
     pytest.mark.services,
     pytest.mark.django_db,
     NEEDS_REAL_CLUSTERS,
-    pytest.mark.rack(seconds=250),
+    pytest.mark.rack(seconds=410),
 ]
 LINKS = ADDRESSES  # mds01 and mds02 on the rack's two link-local networks
 INTERVAL = 2  # seconds between sensor rounds

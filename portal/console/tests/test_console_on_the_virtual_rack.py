@@ -32,7 +32,7 @@ from portal.jobs.worker import run_job
 from simulator import failures
 from simulator.rack import Rack
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=650)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=450)]
 
 OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
 WITHIN = 10 * SENSOR_INTERVAL + 10

@@ -44,7 +44,7 @@ from portal.jobs.choices import JobState
 from portal.jobs.models import Job
 from portal.jobs.worker import run_job
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=70)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=260)]
 
 OSS01_OSTS = [f"scratch-OST{i:04x}" for i in range(0, 24, 2)]
 # A server that lost every SAS path queues its I/O this long before its partner fences it:

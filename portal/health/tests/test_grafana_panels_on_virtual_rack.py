@@ -19,7 +19,7 @@ from portal.health.tests.conftest import SENSOR_INTERVAL
 from simulator import kernel_log
 from simulator.rack import Rack
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=30)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=40)]
 
 VALUES = {
     "fs": "scratch",

@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.services,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.rack(seconds=80),
+    pytest.mark.rack(seconds=170),
 ]
 
 EVALUATE_SECONDS = 2

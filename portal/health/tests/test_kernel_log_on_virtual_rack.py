@@ -23,7 +23,7 @@ import pytest
 from portal import influxdb as influx
 from portal.health.tests.conftest import SENSOR_INTERVAL
 
-pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=130)]
+pytestmark = [pytest.mark.services, pytest.mark.rack(seconds=40)]
 
 PREFIXES = ("LustreError:", "Lustre:", "LNetError:")
 

@@ -30,7 +30,7 @@ from portal.inventory.tests.test_array_collector import (
 from provisioning.runner import PlaybookResult, run_playbook
 from sensors.config import load_config
 
-pytestmark = [pytest.mark.django_db, pytest.mark.rack(seconds=50)]
+pytestmark = [pytest.mark.django_db, pytest.mark.rack(seconds=20)]
 
 REPO = Path(__file__).resolve().parents[3]
 PLAY_IN_A_PROCESS = """

@@ -18,7 +18,7 @@ from portal.surveys.tests.outcomes import ACCEPTED
 from sensors import schema
 from sensors.lineproto import line, series
 
-pytestmark = [pytest.mark.django_db, pytest.mark.rack(seconds=90)]
+pytestmark = [pytest.mark.django_db, pytest.mark.rack(seconds=120)]
 
 QUICK = {"size_mb": 4096, "thr_lo": 4, "thr_hi": 16}
 

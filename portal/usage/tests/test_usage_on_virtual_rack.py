@@ -35,7 +35,7 @@ from portal.health.tests.virtual_rack import host_env
 from portal.usage import choices
 from sensors import schema
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=80)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.rack(seconds=100)]
 
 ADA = 5001
 GETENT = "root:x:0:0:root:/root:/bin/bash\nada:x:5001:5001:Ada:/home/ada:/bin/bash\n"

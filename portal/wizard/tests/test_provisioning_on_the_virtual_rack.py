@@ -25,7 +25,7 @@ from portal.surveys.tests.outcomes import ACCEPTED
 from portal.wizard.tests.conftest import BMC, load_spec, on_host, simulator
 from sensors.config import load_config
 
-pytestmark = [pytest.mark.django_db, pytest.mark.services, pytest.mark.rack(seconds=640)]
+pytestmark = [pytest.mark.django_db, pytest.mark.services, pytest.mark.rack(seconds=690)]
 # The arrays' REST collector asks every array this often here (60 s on a real appliance).
 ARRAY_INTERVAL = 5
 

@@ -16,7 +16,7 @@ from portal.wizard.tests.conftest import load_spec, simulator
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.rack(seconds=550),
+    pytest.mark.rack(seconds=370),
 ]
 
 JOB_MINUTES = 15
