@@ -27,6 +27,11 @@ LIGHT_NICENESS = 10
 GROUPS_FILE = "racks.json"
 
 
+def _module(nodeid: str) -> str:
+    """The module part of a test's node id: what a group is made of."""
+    return nodeid.split("::")[0]
+
+
 def _rack_groups(items: list[pytest.Item]) -> dict[str, int]:
     """Module node id -> group, the heaviest module first into the lightest group."""
     groups = max(1, int(os.environ.get("OSTARA_TEST_RACKS", "2")))
@@ -34,7 +39,7 @@ def _rack_groups(items: list[pytest.Item]) -> dict[str, int]:
     for item in items:
         marker = item.get_closest_marker("rack")
         if marker is not None:
-            module = item.nodeid.split("::")[0]
+            module = _module(item.nodeid)
             seconds = marker.kwargs.get("seconds", RACK_SECONDS)
             weights[module] = max(weights.get(module, 0), seconds)
     loads = [0.0] * groups
@@ -55,10 +60,10 @@ class _RacksFirst:
         placed = _rack_groups(items)
         first: dict[str, int] = {}
         for index, item in enumerate(items):
-            first.setdefault(item.nodeid.split("::")[0], index)
+            first.setdefault(_module(item.nodeid), index)
 
         def order(item):
-            module = item.nodeid.split("::")[0]
+            module = _module(item.nodeid)
             return (0, placed[module], first[module]) if module in placed else (1, 0, 0)
 
         items.sort(key=order)
@@ -92,7 +97,7 @@ def pytest_xdist_make_scheduler(config, log):
             super().schedule()
 
         def _split_scope(self, nodeid):
-            group = (self.groups or {}).get(nodeid.split("::")[0])
+            group = (self.groups or {}).get(_module(nodeid))
             return nodeid if group is None else f"racks-{group}"
 
     return RackGroups(config, log)
