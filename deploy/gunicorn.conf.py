@@ -6,6 +6,10 @@ on the loopback port a probe uses). Bind address, workers and timeout stay on th
 gunicorn has no setting for it: its responses start with a fixed list of headers, and a
 ``Server`` header from the application is dropped as hop-by-hop. So the list is filtered here,
 in the master before it forks the workers.
+
+Each worker also resolves the portal's URLs before it takes its first request: Django imports
+the views lazily, on the first request a worker serves, and after a restart that first page (or
+a load balancer's ``/healthz``) would wait for every view module to load, once per worker.
 """
 
 from __future__ import annotations
@@ -20,3 +24,10 @@ def _without_server(self) -> list[str]:
 
 
 wsgi.Response.default_headers = _without_server
+
+
+def post_worker_init(worker) -> None:
+    """gunicorn's hook, run in each worker once the application is loaded."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 (imports every view module)

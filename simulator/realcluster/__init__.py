@@ -84,14 +84,54 @@ def stop(rack_root: Path, state: dict) -> None:
 
 def remove(rack_root: Path, state: dict, wait: float = 20.0) -> list[str]:
     """`python -m simulator remove-real`: `stop`, then wait until every server's `boot` has
-    written it off in the rack (call it without holding the rack's lock). The servers that
-    were running."""
-    running = [h for h in real_hosts(state) if node.boot_pid(rack_root, h) is not None]
+    written it off in the rack and every process of the pair's BMCs and servers has exited (a
+    `boot` that has written itself off is still a running interpreter for a moment; call it
+    without holding the rack's lock). The servers that were running."""
+    hosts = real_hosts(state)
+    running = [h for h in hosts if node.boot_pid(rack_root, h) is not None]
+    ours = _descendants(
+        pid
+        for host in hosts
+        for pid in (
+            bmc.pid_of(rack_root, host),
+            node.boot_pid(rack_root, host),
+            node.init_pid(rack_root, host),
+        )  # fmt: skip
+        if pid
+    )
     stop(rack_root, state)
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and any(node.boot_pid(rack_root, h) for h in running):
+    while time.monotonic() < deadline and (
+        any(node.boot_pid(rack_root, h) for h in running) or any(map(_runs, ours))
+    ):
         time.sleep(0.1)
     return running
+
+
+def _descendants(pids) -> set[int]:
+    """The processes and every process under them, as /proc shows them now."""
+    found: set[int] = set()
+    queue = list(pids)
+    while queue:
+        pid = queue.pop()
+        if pid in found:
+            continue
+        found.add(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                queue += [int(child) for child in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def _runs(pid: int) -> bool:
+    """Alive and not a zombie (a zombie has run its last instruction; its parent reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 __all__ = [
