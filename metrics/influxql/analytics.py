@@ -48,6 +48,55 @@ def analytics_statements(source: Source, where: str, since: float, until: float)
     return statements
 
 
+def analytics_hour_statements(
+    minute: Source, hour: Source, where: str, since: float, edge: float, until: float
+) -> list[str]:
+    """For a long window, the same points mostly from the hour means: per series of ``ost``,
+    ``ost_job`` and ``ost_client``, the first minute mean of the window's first hour, the last
+    hour mean of each of ``hour``'s steps up to ``edge`` (the hours the continuous query has
+    written), and the last minute mean after it; ``brw`` as the first minute mean of the first
+    hour and the last of the window after ``edge``. The hours hold no calls: the window's calls
+    are counted from edge to edge, nothing per step needs them."""
+    head, body, tail = (
+        between(since, min(since + 3600, until)),
+        between(since, edge - 1),
+        between(edge, until),
+    )
+    statements = []
+    for measurement in (schema.OST, schema.OST_JOB, schema.OST_CLIENT, schema.BRW):
+        fields = ANALYTICS_FIELDS[measurement.name]
+        condition = where
+        if measurement is schema.BRW:
+            sections = " OR ".join(
+                f"{quote_identifier(schema.SECTION)} = {quote_string(s)}"
+                for s in ANALYTICS_BRW_SECTIONS
+            )
+            condition = f"{where} AND ({sections})" if where else f"({sections})"
+
+        def within(time_range: str, condition: str = condition) -> str:
+            return f"{condition} AND {time_range}" if condition else time_range
+
+        statements.append(_selected(minute, measurement, "first", fields, within(head), ""))
+        if measurement is not schema.BRW:
+            statements.append(
+                _selected(
+                    hour,
+                    measurement,
+                    "last",
+                    _stepped(fields),
+                    within(body),
+                    f"time({hour.step}s), ",
+                )
+                + " fill(none)"
+            )
+        statements.append(_selected(minute, measurement, "last", fields, within(tail), ""))
+    return statements
+
+
+def _stepped(fields: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(field for field in fields if not field.endswith("_calls"))
+
+
 def _selected(
     source: Source,
     measurement: schema.Measurement,

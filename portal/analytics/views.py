@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from metrics import chart_rows
 from portal import influxdb as influx
-from portal.analytics import choices, services
+from portal.analytics import cached, choices, services
 from portal.analytics.models import AnalyticsSettings
 from portal.inventory.models import Filesystem
 from portal.single_row.page import single_row_settings
@@ -47,12 +47,14 @@ def view(request, name: str):
         Filesystem.objects.order_by("name").values_list("name", flat=True)
     )
     try:
-        report = services.report(window, filesystem)
+        report = cached.report(window, filesystem)
     except influx.InfluxError as error:
         # The page answers, saying since when; its links and the window stay usable.
         context["error"] = influx.unavailable_message(error)
         return render(request, "analytics/view.html", context)
     context["report"] = report
+    context["computed"] = _time(report["cached"]["computed_at"]) if report["cached"] else None
+    context["error"] = report.get("unavailable")
     context.update(PAGES[name](report))
     return render(request, f"analytics/{name}.html", context)
 

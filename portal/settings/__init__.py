@@ -316,6 +316,15 @@ CELERY_BEAT_SCHEDULE["health.prune_history"] = {
     "options": {"expires": 600.0},
 }
 
+# --- Analytics ----------------------------------------------------------------------------
+# The reports of the last hour, day and week that someone looked at in the last hour are
+# computed again this often when due (seconds; portal.analytics.cached).
+CELERY_BEAT_SCHEDULE["analytics.refresh"] = {
+    "task": "analytics.refresh",
+    "schedule": float(env_int("OSTARA_ANALYTICS_REFRESH_SECONDS", 60)),
+    "options": {"expires": 60.0},
+}
+
 # --- Mail ---------------------------------------------------------------------------------
 # Alert mail waiting in the outbox is sent this often (seconds).
 CELERY_BEAT_SCHEDULE["alerts.deliver"] = {

@@ -49,3 +49,14 @@ class ReportSerializer(serializers.Serializer):
     capacity = serializers.DictField(help_text="fill trend and the dates it reaches the limits")
     heatmap = serializers.DictField(help_text="bytes/s per OSS and per OST and time step")
     request = serializers.DictField(help_text="what was read: policy, step, points, seconds")
+    cached = serializers.DictField(
+        allow_null=True,
+        help_text="the last hour's, day's and week's reports are kept and renewed by the worker: "
+        "computed_at (epoch seconds), age_seconds, refreshing (a newer one is being computed); "
+        "null for a range given as since/until, computed for this request",
+    )
+    unavailable = serializers.CharField(
+        required=False,
+        help_text="only while InfluxDB does not answer: since when, and that this kept report "
+        "was computed before",
+    )

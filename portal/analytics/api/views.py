@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from portal import influxdb as influx
-from portal.analytics import services
+from portal.analytics import cached, services
 from portal.analytics.api.serializers import ReportQuerySerializer, ReportSerializer
 from portal.web.query_numbers import BadParameter
 
@@ -31,7 +31,7 @@ class AnalyticsViewSet(viewsets.ViewSet):
         except BadParameter as error:
             return Response({error.field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            return Response(services.report(window, filesystem))
+            return Response(cached.report(window, filesystem))
         except influx.InfluxError as error:
             return Response(
                 {"detail": influx.unavailable_message(error)},

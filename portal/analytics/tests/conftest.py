@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+import redis
+from django.conf import settings
+
 from portal.health.tests.conftest import metrics_db, rack_inventory, virtual_rack  # noqa: F401
 
 
@@ -14,3 +18,13 @@ def rounded(value, digits: int = 6, leave_out: tuple[str, ...] = ()):
     if isinstance(value, dict):
         return {k: rounded(v, digits, leave_out) for k, v in value.items() if k not in leave_out}
     return value
+
+
+@pytest.fixture(autouse=True)
+def no_kept_reports():
+    """Each test computes its reports from its own points: none kept by an earlier test (whose
+    settings rows, loaded again from the migrations, may have had the same times)."""
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    if kept := list(client.scan_iter("*analytics:report:*", count=1000)):
+        client.delete(*kept)
+    yield
