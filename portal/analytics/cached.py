@@ -103,12 +103,6 @@ def refresh_wanted() -> list[str]:
     return done
 
 
-def forget() -> None:
-    """Drop every kept report (a test, a restore)."""
-    filesystems: list[Filesystem | None] = [*Filesystem.objects.all(), None]
-    cache.delete_many([_name(label, fs) for label in REFRESH_SECONDS for fs in filesystems])
-
-
 def _compute(label: str, filesystem: Filesystem | None, name: str) -> tuple[dict, float]:
     """The window's report computed now, kept; with when it was done."""
     now = time.time()

@@ -79,6 +79,7 @@ def build_report(
     server to its SSU, for each server's share of its SSU; ``columns`` cuts the window into
     the heat maps' steps, none shorter than ``min_step`` (the points' own step: a cell between
     two points would be empty)."""
+    points = maths.Points(points)
     labels = {
         maths.target_label(p.tag("fs"), p.tag("target")) for p in points if p.measurement == "ost"
     }
