@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Iterable
 
-from portal.analytics import maths
+from portal.analytics import capacity, maths
 from sensors.lineproto import LineError, decode
 
 USED = ("ost", "ost_job", "ost_client", "brw")
@@ -130,7 +130,7 @@ def build_report(
         "top_jobs_by_ops": maths.top_jobs(points, by="ops"),
         "top_clients": maths.top_clients(points),
         "top_clients_by_ops": maths.top_clients(points, by="ops"),
-        "capacity": maths.capacity_forecast(points, capacity_warning, capacity_critical),
+        "capacity": capacity.capacity_forecast(points, capacity_warning, capacity_critical),
         "heatmap": {
             "oss": maths.heatmap(points, "server", since, until, step, min_step),
             "ost": osts,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from portal.analytics import maths
+from portal.analytics import capacity, maths
 from portal.analytics.maths import make_point
 
 GIB = 2**30
@@ -185,7 +185,7 @@ def test_capacity_forecast_from_a_steady_trend():
         )
         for day in range(11)
     ]
-    forecast = maths.capacity_forecast(points, warning=80, critical=95)
+    forecast = capacity.capacity_forecast(points, warning=80, critical=95)
     row = forecast["osts"]["scratch-OST0000"]
     assert row["points_per_day"] == pytest.approx(1.0)
     # 80 % at day 30, 95 % at day 45
@@ -197,10 +197,10 @@ def test_capacity_forecast_from_a_steady_trend():
 def test_a_shrinking_or_slow_fill_is_not_within_a_year():
     flat = [(0.0, 50.0), (DAY, 50.0)]
     slow = [(0.0, 10.0), (100 * DAY, 10.1)]
-    assert maths.reaches(flat, 80, now=DAY) is None
-    assert maths.reaches(slow, 80, now=100 * DAY) is None
-    assert maths.reaches(flat, 40, now=DAY) == DAY  # already past it
-    assert math.isclose(maths.linear_fit([(0, 1), (1, 3), (2, 5)])[0], 2.0)
+    assert capacity.reaches(flat, 80, now=DAY) is None
+    assert capacity.reaches(slow, 80, now=100 * DAY) is None
+    assert capacity.reaches(flat, 40, now=DAY) == DAY  # already past it
+    assert math.isclose(capacity.linear_fit([(0, 1), (1, 3), (2, 5)])[0], 2.0)
 
 
 def test_heatmap_cells_are_bytes_per_second_of_each_step_hottest_row_first():
