@@ -81,7 +81,9 @@ interrupt() {
     if [ -n "$pytest_pid" ]; then
         kill -INT "$pytest_pid" 2>/dev/null
         # Started with the signals ignored here: env gives it TERM back, for the sweep.
-        env --default-signal=TERM sh -c 'sleep 20 && kill -KILL "$1"' timer "$pytest_pid" &
+        env --default-signal=TERM sh -c 'sleep 20 && kill -0 "$1" 2>/dev/null &&
+            echo "pytest did not stop within 20 s of the interrupt: killed it" >&2 &&
+            kill -KILL "$1"' timer "$pytest_pid" &
         timer=$!
     fi
 }

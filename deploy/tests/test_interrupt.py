@@ -152,5 +152,10 @@ def test_an_interrupted_make_test_leaves_nothing_running(inner_run, how, when):
     assert not left, f"left {LEFT_AFTER_SECONDS} s after the {how}: " + "; ".join(left)
     assert make.wait(timeout=5) != 0
     output = log.read_text()
-    assert "KeyboardInterrupt" in output, output[-2000:]
+    # pytest took the interrupt (its KeyboardInterrupt), or, on a machine too busy for it to stop
+    # within its 20 s, the script says it killed it: never a silent kill.
+    assert (
+        "KeyboardInterrupt" in output
+        or "pytest did not stop within 20 s of the interrupt: killed it" in output
+    ), output[-2000:]
     assert "stopped influxdb" in output and "stopped redis" in output, output[-2000:]

