@@ -47,7 +47,7 @@ from portal.alerts.models import (
     Transition,
 )
 from portal.alerts.services.backtest import backtest
-from portal.alerts.services.evaluation import acknowledge, active_events, retire
+from portal.alerts.services.evaluation import acknowledge, active_events, first_events, retire
 from portal.alerts.services.incidents import (
     acknowledge_group,
     active_incidents,
@@ -127,17 +127,25 @@ def _own_address_url(user) -> str | None:
     return None
 
 
+# The panel shows this many firing alerts, critical and newest first, and counts the rest: a
+# rack with thousands firing (a lost array) would otherwise render a table of thousands on
+# every dashboard refresh. The alert console lists them all.
+PANEL_EVENTS = 25
+
+
 @require_safe
 def panel(request):
     """The firing alerts of one object and everything in it (``?key=ssu:3``), or of the whole
     rack: the panel the dashboard and the object pages load."""
     key = request.GET.get("key", "")
-    events = active_events(under=key)
+    events, firing = first_events(under=key, limit=PANEL_EVENTS)
     return render(
         request,
         "alerts/_panel.html",
         {
             "events": events,
+            "firing": firing,
+            "more": firing - len(events),
             "key": key,
             "can_edit": _operator(request),
             "next_url": request.headers.get("HX-Current-URL", "/"),

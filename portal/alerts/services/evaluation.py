@@ -20,6 +20,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Case, When
 from django.utils import timezone
 
 from portal import influxdb as influx
@@ -234,13 +235,29 @@ def acknowledge(event: Event, user, comment: str = "") -> None:
 def active_events(under: str = ""):
     """Firing events, critical first, newest first; with ``under`` (a health key such as
     "ssu:3"), only those of that object and everything in it."""
-    events = Event.objects.filter(status=EventStatus.FIRING).select_related(
-        "rule", "acknowledged_by"
-    )
+    return first_events(under)[0]
+
+
+def first_events(under: str = "", limit: int | None = None) -> tuple[list[Event], int]:
+    """The first ``limit`` (None: all) of the firing events in active_events' order, and how
+    many fire. The rows past the limit are counted, never loaded."""
+    firing = Event.objects.filter(status=EventStatus.FIRING)
     if under:
         health = HealthIndex.load()
-        events = [e for e in events if under in (health.ancestry(e.object_key) or [e.object_key])]
-    return sorted(events, key=lambda e: (e.severity != Severity.CRITICAL, -e.opened.timestamp()))
+        firing = firing.filter(
+            pk__in=[
+                pk
+                for pk, key in firing.values_list("pk", "object_key")
+                if under in (health.ancestry(key) or [key])
+            ]
+        )
+    ordered = firing.select_related("rule", "acknowledged_by").order_by(
+        Case(When(severity=Severity.CRITICAL, then=0), default=1), "-opened", "-pk"
+    )
+    if limit is None:
+        events = list(ordered)
+        return events, len(events)
+    return list(ordered[:limit]), firing.count()
 
 
 def retire(rule: Rule) -> str:

@@ -283,3 +283,29 @@ def test_an_event_page_shows_its_transitions_and_mail(client, world):
     page = signed_in(client, "viewer").get(f"/alerts/events/{event.pk}/").content.decode()
     assert "ops@example.org" in page and "Silenced" in page and "With it:" in page
     assert "Acknowledge" not in page  # a viewer does not acknowledge
+
+
+def test_the_panel_shows_the_most_severe_and_newest_and_counts_the_rest(client, world):
+    """A rack with more alerts firing than the panel shows: critical first, then the newest;
+    the header counts them all and the panel says how many more the console lists."""
+    rule = red_rule()
+    now = timezone.now()
+    for n in range(30):
+        Event.objects.create(
+            rule=rule,
+            severity="critical" if n < 2 else "warning",  # the two oldest are critical
+            fingerprint=f"ost:{n}",
+            object_label=f"scratch-OST{n:04x}",
+            opened=now - timedelta(minutes=60 - n),
+        )
+    Event.objects.create(
+        rule=rule, severity="critical", fingerprint="ost:99", object_label="gone", status="resolved"
+    )
+    html = signed_in(client, "viewer").get("/alerts/panel/").content.decode()
+    shown = [f"scratch-OST{n:04x}" for n in range(30) if f"scratch-OST{n:04x}<" in html]
+    assert shown == [f"scratch-OST{n:04x}" for n in (0, 1, *range(7, 30))]
+    order = [html.index(f"scratch-OST{n:04x}<") for n in (1, 0, 29, 28, 7)]
+    assert order == sorted(order)  # critical newest first, then the warnings newest first
+    assert "Active alerts <span class=\"help\">(30)</span>" in html
+    assert "The 25 most severe and newest are shown; 5 more fire" in html
+    assert 'href="/alerts/">all in the alert console' in html and "gone" not in html
