@@ -306,6 +306,6 @@ def test_the_panel_shows_the_most_severe_and_newest_and_counts_the_rest(client, 
     assert shown == [f"scratch-OST{n:04x}" for n in (0, 1, *range(7, 30))]
     order = [html.index(f"scratch-OST{n:04x}<") for n in (1, 0, 29, 28, 7)]
     assert order == sorted(order)  # critical newest first, then the warnings newest first
-    assert "Active alerts <span class=\"help\">(30)</span>" in html
+    assert 'Active alerts <span class="help">(30)</span>' in html
     assert "The 25 most severe and newest are shown; 5 more fire" in html
     assert 'href="/alerts/">all in the alert console' in html and "gone" not in html
