@@ -19,6 +19,11 @@ ANALYTICS_FIELDS = {
     schema.BRW.name: ("read_ios", "write_ios"),
 }
 ANALYTICS_BRW_SECTIONS = ("disk_io_size", "pages_per_bulk_rw")
+_BRW_SECTIONS = "({})".format(
+    " OR ".join(
+        f"{quote_identifier(schema.SECTION)} = {quote_string(s)}" for s in ANALYTICS_BRW_SECTIONS
+    )
+)
 
 
 def analytics_statements(source: Source, where: str, since: float, until: float) -> list[str]:
@@ -32,11 +37,7 @@ def analytics_statements(source: Source, where: str, since: float, until: float)
     for measurement in (schema.OST, schema.OST_JOB, schema.OST_CLIENT, schema.BRW):
         fields = ANALYTICS_FIELDS[measurement.name]
         if measurement is schema.BRW:
-            sections = " OR ".join(
-                f"{quote_identifier(schema.SECTION)} = {quote_string(s)}"
-                for s in ANALYTICS_BRW_SECTIONS
-            )
-            where_brw = f"{condition} AND ({sections})"
+            where_brw = f"{condition} AND {_BRW_SECTIONS}"
             for selector in ("first", "last"):
                 statements.append(_selected(source, measurement, selector, fields, where_brw, ""))
             continue
@@ -67,11 +68,7 @@ def analytics_hour_statements(
         fields = ANALYTICS_FIELDS[measurement.name]
         condition = where
         if measurement is schema.BRW:
-            sections = " OR ".join(
-                f"{quote_identifier(schema.SECTION)} = {quote_string(s)}"
-                for s in ANALYTICS_BRW_SECTIONS
-            )
-            condition = f"{where} AND ({sections})" if where else f"({sections})"
+            condition = f"{where} AND {_BRW_SECTIONS}" if where else _BRW_SECTIONS
 
         def within(time_range: str, condition: str = condition) -> str:
             return f"{condition} AND {time_range}" if condition else time_range

@@ -72,13 +72,13 @@ def _outage() -> str:
     return f"{influx.unavailable_message()} This report was computed before."
 
 
-def refresh(label: str, filesystem: Filesystem | None, force: bool = False) -> bool:
-    """Compute the report again unless a young one is kept (``force``: whatever its age);
-    whether it was computed. Lets go of the report's ``computing`` mark either way."""
+def refresh(label: str, filesystem: Filesystem | None) -> bool:
+    """Compute the report again unless a young one is kept; whether it was computed. Lets go
+    of the report's ``computing`` mark either way."""
     name = _name(label, filesystem)
     try:
         kept = cache.get(name)
-        if not force and kept is not None and time.time() - kept[1] < REFRESH_SECONDS[label]:
+        if kept is not None and time.time() - kept[1] < REFRESH_SECONDS[label]:
             return False
         _compute(label, filesystem, name)
         return True
