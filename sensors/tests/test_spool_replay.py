@@ -189,9 +189,15 @@ class _Stub(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # server_close waits for every request's thread: a request the client gave up on (a
+    # timeout test) must not answer into the next test's list.
+    daemon_threads = False
+
+
 @contextlib.contextmanager
 def _serving(handler: type[http.server.BaseHTTPRequestHandler]):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
