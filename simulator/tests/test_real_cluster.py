@@ -352,6 +352,18 @@ def _fenced_since(rack_root: Path, by: str, node: str, since: float) -> bool:
     )
 
 
+def _failed_fence_levels(rack_root: Path, by: str, node: str, since: dict[str, int]) -> set[str]:
+    """The fence devices of `node` ("ipmi", "pdu") that `by` tried since `since` (_log_marks)
+    and that failed: its pacemaker.log's "targeting <node> using fence-<node>-<level>
+    returned <rc>" with an rc other than 0."""
+    log = rack_root / "hosts" / by / PACEMAKER_LOG
+    with log.open("rb") as lines:
+        lines.seek(since.get(by, 0))
+        text = lines.read().decode(errors="replace")
+    pattern = rf"targeting {node} using fence-{node}-(\w+) returned (-?\d+)"
+    return {level for level, rc in re.findall(pattern, text) if int(rc) != 0}
+
+
 def test_the_heartbeat_link_down_leaves_one_cluster_on_the_second_link(real_pair):
     root = real_pair["root"]
     prefix = realcluster.network.prefix_for(root)
@@ -441,7 +453,10 @@ def test_a_crash_nobody_can_fence_moves_nothing_until_the_operator_clears_it(rea
         for kind in ("bmc-down", "pdu-down", "server-crash"):
             failures.inject(rack, kind, server=holder)
     try:
-        time.sleep(20)  # several fencing attempts (IPMI, then the PDU) fail meanwhile
+        # The partner tries both levels (IPMI, then the PDU), both fail, and nothing moves.
+        _wait(f"{other}'s fencing of {holder} failing at both levels",
+              lambda: _failed_fence_levels(root, other, holder, since) >= {"ipmi", "pdu"},
+              timeout=240, explain=lambda: _explanation(root, other, since))  # fmt: skip
         assert set(_placements(root, other).values()) <= {holder, None}
         with Rack.open(root, read_only=True) as rack:
             assert rack.state["servers"][holder]["state"] == "crashed"
