@@ -10,6 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$OSTARA_HOME"
+compile_project
 mkdir -p .run/bench
 
 args=()

@@ -122,6 +122,7 @@ build_first_ssu() {
 
 case "$action" in
 start)
+    compile_project
     "$OSTARA_HOME/deploy/services.sh" demo start
     "$venv/python" manage.py migrate --noinput >"$logs/migrate.log"
     "$venv/python" manage.py collectstatic --noinput >"$logs/collectstatic.log"

@@ -19,6 +19,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 load_profile test
 cd "$OSTARA_HOME"
+compile_project
 
 # The run's mark: every process started under this script inherits it.
 export OSTARA_TEST_RUN="$$-$(date +%s%N)"
