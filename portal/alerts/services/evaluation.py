@@ -242,22 +242,29 @@ def first_events(under: str = "", limit: int | None = None) -> tuple[list[Event]
     """The first ``limit`` (None: all) of the firing events in active_events' order, and how
     many fire. The rows past the limit are counted, never loaded."""
     firing = Event.objects.filter(status=EventStatus.FIRING)
-    if under:
-        health = HealthIndex.load()
-        firing = firing.filter(
-            pk__in=[
-                pk
-                for pk, key in firing.values_list("pk", "object_key")
-                if under in (health.ancestry(key) or [key])
-            ]
+    loaded = firing.select_related("rule", "acknowledged_by")
+    if not under:
+        ordered = loaded.order_by(
+            Case(When(severity=Severity.CRITICAL, then=0), default=1), "-opened", "-pk"
         )
-    ordered = firing.select_related("rule", "acknowledged_by").order_by(
-        Case(When(severity=Severity.CRITICAL, then=0), default=1), "-opened", "-pk"
-    )
-    if limit is None:
-        events = list(ordered)
-        return events, len(events)
-    return list(ordered[:limit]), firing.count()
+        if limit is None:
+            events = list(ordered)
+            return events, len(events)
+        return list(ordered[:limit]), firing.count()
+    # Under an object: which events are its is the health tree's to say, so they are chosen
+    # here from their keys alone, and only the chosen ones loaded.
+    health = HealthIndex.load()
+    rows = [
+        (severity != Severity.CRITICAL, -opened.timestamp(), -pk)
+        for pk, key, severity, opened in firing.values_list(
+            "pk", "object_key", "severity", "opened"
+        )
+        if under in (health.ancestry(key) or [key])
+    ]
+    rows.sort()
+    chosen = [-row[2] for row in (rows if limit is None else rows[:limit])]
+    by_pk = loaded.in_bulk(chosen)
+    return [by_pk[pk] for pk in chosen if pk in by_pk], len(rows)
 
 
 def retire(rule: Rule) -> str:

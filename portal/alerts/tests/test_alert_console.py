@@ -307,5 +307,41 @@ def test_the_panel_shows_the_most_severe_and_newest_and_counts_the_rest(client, 
     order = [html.index(f"scratch-OST{n:04x}<") for n in (1, 0, 29, 28, 7)]
     assert order == sorted(order)  # critical newest first, then the warnings newest first
     assert 'Active alerts <span class="help">(30)</span>' in html
-    assert "The 25 most severe and newest are shown; 5 more fire" in html
+    assert "The 25 most severe and newest are shown; 5 more fire:" in html
     assert 'href="/alerts/">all in the alert console' in html and "gone" not in html
+
+
+def test_an_object_s_panel_shows_only_its_own_alerts_with_the_same_cap(client, world, monkeypatch):
+    """The panel of an SSU page (``?key=ssu:1``): the alerts of the SSU and what is in it, in
+    the same order, capped and counted the same way."""
+    rule = red_rule()
+    now = timezone.now()
+    HealthStatus.objects.create(key="ssu:1", kind="ssu", name="ssu01", status="red", since=now)
+    for n in range(6):
+        inside = n % 2 == 0  # targets 0, 2 and 4 are in ssu01
+        HealthStatus.objects.create(
+            key=f"target:{n}",
+            kind="target",
+            name=f"scratch-OST{n:04x}",
+            status="red",
+            parent_key="ssu:1" if inside else "",
+            since=now,
+        )
+        Event.objects.create(
+            rule=rule,
+            severity="critical" if n == 0 else "warning",
+            fingerprint=f"target:{n}",
+            object_key=f"target:{n}",
+            object_label=f"scratch-OST{n:04x}",
+            opened=now - timedelta(minutes=10 - n),
+        )
+    viewer = signed_in(client, "viewer")
+    html = viewer.get("/alerts/panel/", {"key": "ssu:1"}).content.decode()
+    order = [html.index(f"scratch-OST{n:04x}<") for n in (0, 4, 2)]
+    assert order == sorted(order) and "scratch-OST0001" not in html
+    assert 'Active alerts <span class="help">(3)</span>' in html and "more fire" not in html
+    monkeypatch.setattr("portal.alerts.views.PANEL_EVENTS", 2)
+    html = viewer.get("/alerts/panel/", {"key": "ssu:1"}).content.decode()
+    assert "scratch-OST0000<" in html and "scratch-OST0004<" in html
+    assert "scratch-OST0002<" not in html
+    assert "The 2 most severe and newest are shown; 1 more fires:" in html
