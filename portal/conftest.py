@@ -277,8 +277,12 @@ def stop_virtual_sensors(rack: Path) -> None:
     for pid_file in pid_files:
         try:
             pid = int(pid_file.read_text())
-            # A pid file outlives its process, and the pid may be another program's by now.
-            if b"sensors" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            # A pid file outlives its process, and the pid may be another program's by now:
+            # on a busy machine (pids wrap within minutes), even another rack's sensor.
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if b"sensors" not in cmdline or not any(
+                arg.startswith(os.fsencode(f"{rack}/")) for arg in cmdline
+            ):
                 continue
             os.kill(pid, signal.SIGTERM)
             os.kill(pid, signal.SIGCONT)  # held while its virtual host is down
