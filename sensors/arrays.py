@@ -173,8 +173,13 @@ def collect_arrays(rnd: Round, source: ArraySource, where: str) -> None:
 
 
 def write_components(rnd: Round, components: list[ArrayComponent]) -> None:
-    """One `array` point per drive, volume group and controller, whichever source read them."""
-    for item in components:
+    """One `array` point per drive, volume group and controller, whichever source read them.
+
+    The controllers last: the health engine takes an array's controllers as its round, and a
+    round goes out in batches (sensors.sender), one after the other. Written after the drives
+    and groups, a round whose controllers have landed has its faults in too; written before,
+    a degraded group in a later batch would look mended until that batch landed."""
+    for item in sorted(components, key=lambda item: item.component == "controller"):
         fields: dict = {"state": item.state, "ok": 1 if item.ok else 0}
         if item.operation:
             fields["operation"] = item.operation

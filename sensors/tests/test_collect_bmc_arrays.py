@@ -195,3 +195,31 @@ def test_smcli_says_which_group_reconstructs_and_how_far():
         "operation": "reconstruction",
         "progress": 42,
     }
+
+
+def test_an_arrays_controllers_are_written_after_its_drives_and_groups():
+    """The health engine takes an array's controller points as its round: a round sent in
+    batches has its drives and groups in once its controllers have landed."""
+
+    class RestArray:
+        def components(self):
+            return [
+                ArrayComponent("ssu01-a", "controller", "A", "optimal", True),
+                ArrayComponent("ssu01-a", "drive", "0.1.1", "failed", False),
+                ArrayComponent("ssu01-a", "controller", "B", "optimal", True),
+                ArrayComponent("ssu01-a", "volume_group", "vg00", "degraded", False),
+                ArrayComponent("ssu01-b", "controller", "A", "optimal", True),
+                ArrayComponent("ssu01-b", "drive", "0.1.1", "optimal", True),
+            ]
+
+    rnd = Round(TS, {"server": "oss01"})
+    collect_arrays(rnd, RestArray(), "rest")
+    order = [(p.tags["array"], p.tags["component"], p.tags["id"]) for p in parse_lines(rnd.lines)]
+    assert order == [
+        ("ssu01-a", "drive", "0.1.1"),
+        ("ssu01-a", "volume_group", "vg00"),
+        ("ssu01-b", "drive", "0.1.1"),
+        ("ssu01-a", "controller", "A"),
+        ("ssu01-a", "controller", "B"),
+        ("ssu01-b", "controller", "A"),
+    ]

@@ -3,6 +3,7 @@ slow collector never holding a round, its lateness in the `sensor` point."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from sensors.agent import Agent
 from sensors.arrays import ArrayComponent
 from sensors.collect import Collector
 from sensors.config import ConfigError, SensorConfig, load_config
+from sensors.sender import encode_batches
 from sensors.tests.lp import STATIC, one, parse_lines, points_of
 
 IPMITOOL_SENSOR = "CPU1 Temp | 45.000 | degrees C | ok | na | na | na | 85.000 | 90.000 | na"
@@ -190,3 +192,25 @@ def test_the_defaults_are_a_minute_for_the_bmc_arrays_and_partner(tmp_path):
         "cluster": 10,
         "lnet": 10,
     }
+
+
+def test_a_rounds_sensor_point_is_its_last_line_in_its_last_batch(tmp_path):
+    """The health engine counts a server's round once its `sensor` point has landed: the point
+    must come after every other of the round, whatever batches the round is cut into."""
+    proc = tmp_path / "root" / "proc"
+    proc.mkdir(parents=True)
+    (proc / "loadavg").write_text("1.50 1.20 0.90 2/312 4711\n")
+    (proc / "meminfo").write_text("MemTotal: 262144000 kB\nMemAvailable: 200000000 kB\n")
+    agent = Agent(config_for(tmp_path, collectors=("node",), batch_size=1))
+    sent = []
+    agent.sender.send = lambda lines, replay_seconds: sent.append(list(lines))
+    try:
+        agent.round(1_800_000_000.0)
+    finally:
+        agent.collector.close()
+        agent.sender.writer.close()
+        agent.spool.close()
+    (lines,) = sent
+    assert [line.split(",", 1)[0] for line in lines] == ["node", "sensor"]
+    bodies = [gzip.decompress(body).decode() for body, _ in encode_batches(lines, 1)]
+    assert bodies == [f"{line}\n" for line in lines]  # in that order

@@ -117,7 +117,9 @@ KEPT = KeptPoints()
 # is either in both answers or only in the faults'. Read apart, a round could land between the
 # two: its controllers newest, its faults unread, and a degraded group would look mended for
 # one evaluation (its alerts resolved, then fired again).
-SEPARATE = (("ost",), ("array_rounds", "group_faults"))
+# The servers' `sensor` points and their targets go in one request the same way, the `sensor`
+# points first (see ``whole_rounds``).
+SEPARATE = (("sensor", "ost", "mdt"), ("array_rounds", "group_faults"))
 
 
 @dataclass
@@ -252,6 +254,7 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
         seconds = point["time"] / 1000
         if seconds > metrics.target_round.get(point["server"], 0):
             metrics.target_round[point["server"]] = seconds
+    whole_rounds(metrics)
     # Both servers of a pair may report its arrays; their rounds share the tick's time. A
     # fault counts while it is in the array's newest round, whoever reported it.
     rounds: dict[str, int] = {}
@@ -280,6 +283,20 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
         if key not in components or components[key]["time"] < point["time"]:
             components[key] = point
     return metrics
+
+
+def whole_rounds(metrics: Metrics) -> None:
+    """A server's targets' round counts once it has landed whole. A sensor sends a round in
+    batches (sensors.sender: 5,000 points each; a server's job stats fill several), one after
+    the other, its `sensor` point the last line of the last. Read between two batches, the
+    targets of the later ones would have only the last round's points, older than the newest
+    round of the server's targets, and look unmounted for one evaluation: a CRITICAL mail for
+    every OST of an OSS, then its "resolved". So a server's round is its newest `sensor`
+    point's, when older: a target is unmounted there once a whole round has left it out."""
+    for server, seconds in metrics.target_round.items():
+        whole = metrics.sensor_seen.get(server)
+        if whole is not None and whole < seconds:
+            metrics.target_round[server] = whole
 
 
 def _round(rounds: dict[str, int], point: dict) -> int:

@@ -17,6 +17,7 @@ from portal.health.services import metrics as health_metrics
 from portal.health.services.evaluation import evaluate
 from portal.health.tests.metrics import RackMetrics
 from portal.health.tests.test_health_api_sequence import group_drives
+from portal.inventory.models import Target
 
 pytestmark = pytest.mark.services
 
@@ -56,3 +57,51 @@ def test_a_round_landing_mid_read_leaves_a_degraded_group_degraded(
     status, reasons = colours[("target", "scratch-OST0000")]
     assert status == "orange", reasons
     assert any("ssu01-a-vg00 is degraded" in reason for reason in reasons), reasons
+
+
+def colours_at(moment: float) -> dict:
+    health_metrics.KEPT.clear()
+    return {
+        (node.kind, node.name): (node.status, node.reasons)
+        for tree in evaluate(moment)
+        for node, _ in tree.walk()
+    }
+
+
+def test_a_round_read_between_its_batches_unmounts_no_target(rack_inventory, metrics_db):
+    """A sensor's round goes out in batches, its `sensor` point last: read after its first
+    batch, the OSTs of the later ones have only the last round's points. They stay mounted
+    (no CRITICAL mail for half an OSS); once the round has landed whole, an OST it left out is
+    unmounted."""
+    now = float(int(time.time()))
+    rack = RackMetrics()
+    rack.write(now - 10)
+    labels = [
+        t.label
+        for t in Target.objects.filter(primary_server__hostname="oss01", kind="OST").order_by(
+            "index"
+        )
+    ]
+    assert len(labels) > 2
+    first, later, left_out = labels[0], labels[1:-1], labels[-1]
+    lines = rack.lines(now)
+    oss01 = [line for line in lines if ",server=oss01" in line and "sensor," not in line[:7]]
+    batch = [
+        line for line in oss01 if not any(f"target={t.split('-')[-1]}," in line for t in labels[1:])
+    ]
+    rest = [line for line in lines if line not in batch]
+    influx.write_lines(batch, precision="ms")
+
+    colours = colours_at(now + 1)
+    for label in (first, *later, left_out):
+        assert colours[("target", label)][0] == "green", (label, colours[("target", label)])
+
+    influx.write_lines(
+        [line for line in rest if f"target={left_out.split('-')[-1]}," not in line],
+        precision="ms",
+    )
+    colours = colours_at(now + 2)
+    status, reasons = colours[("target", left_out)]
+    assert status == "red" and reasons == ["not mounted on any server"], (status, reasons)
+    for label in (first, *later):
+        assert colours[("target", label)][0] == "green", (label, colours[("target", label)])
