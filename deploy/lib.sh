@@ -36,12 +36,16 @@ load_profile() {
 
 say() { printf '%s\n' "$*" >&2; }
 
-# pid_alive FILE: the process named in a pid file is running.
+# pid_alive FILE: the process named in a pid file is running, and is the one the file names: a
+# process started after the file was written has only taken its pid again (pids wrap every few
+# minutes on a busy machine; a test run starts some 80,000 processes), and is left alone.
 pid_alive() {
-    local file=$1 pid
+    local file=$1 pid age written
     [ -f "$file" ] || return 1
     pid=$(cat "$file" 2>/dev/null) || return 1
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+    age=$(ps -o etimes= -p "$pid" 2>/dev/null) && written=$(stat -c %Y -- "$file") || return 1
+    [ $((EPOCHSECONDS - age)) -le $((written + 1)) ]
 }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
