@@ -26,12 +26,11 @@ import argparse
 import io
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, record, say
+from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, record, run_as_main, say
 
 OSTS_PER_SSU = 24
 BUCKETS = ((4096, 0.2), (65536, 0.1), (262144, 0.1), (1 << 20, 0.5), (4 << 20, 0.1))
@@ -218,4 +217,4 @@ def _measure(args, label: str, end: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_as_main(main)

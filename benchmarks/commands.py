@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import record
+from benchmarks.common import record, run_as_main
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
 from provisioning.planner import make_plan
@@ -169,4 +169,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_as_main(main)

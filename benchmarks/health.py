@@ -24,14 +24,13 @@ import os
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.alerts import bench_alerts
-from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, record, say
+from benchmarks.common import BenchInfluxDB, BenchRedis, django_world, record, run_as_main, say
 from benchmarks.rack import build
 from benchmarks.specs import mds_spec, ssu_spec
 from metrics.influxql import facts as fact_queries
@@ -440,4 +439,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_as_main(main)

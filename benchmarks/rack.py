@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import resource
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import record
+from benchmarks.common import record, run_as_main
 from benchmarks.specs import mds_spec, ssu_spec
 from simulator import provision
 from simulator.procfs import TreeWriter
@@ -149,4 +148,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_as_main(main)

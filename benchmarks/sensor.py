@@ -41,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from benchmarks.common import REPO, BenchInfluxDB, record, say
+from benchmarks.common import REPO, BenchInfluxDB, record, run_as_main, say
 from benchmarks.rack import build
 from sensors.collect import Collector
 from sensors.config import SensorConfig
@@ -541,4 +541,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_as_main(main)

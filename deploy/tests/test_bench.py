@@ -8,9 +8,12 @@ minutes to build)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -199,3 +202,39 @@ def test_the_reference_installs_its_own_when_its_lock_files_differ(tmp_path):
     (one / "package-lock.json").write_text("{}\n")
     (other / "requirements.txt").write_text("django==5.1\n")
     assert not harness.same_lock_files(one, other)
+
+
+def processes_naming(text: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text in cmdline.read_bytes().decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_benchmark_stopped_as_the_harness_stops_it_leaves_nothing_running(tmp_path):
+    """SIGTERM (the harness's, when `make bench` is interrupted) ends a benchmark as Ctrl-C does:
+    the InfluxDB and Redis it started are stopped and its temporary directory removed."""
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.analytics", "--ssus", "20", "--windows", "24h"],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        said = [bench.stdout.readline()]
+        while said[-1] and not said[-1].startswith("Analytics benchmark:"):
+            said.append(bench.stdout.readline())
+        assert processes_naming(str(tmp_path)), said  # its InfluxDB runs, it writes points
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(timeout=60) != 0
+    finally:
+        bench.kill()
+        bench.wait()
+    assert processes_naming(str(tmp_path)) == []
+    assert list(tmp_path.iterdir()) == []
