@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from metrics.influxql.common import (
-    POLICY_STEPS,
-    Source,
-    between,
-    quote_identifier,
-    quote_string,
-    tags,
-)
+from metrics.influxql.common import Source, between, quote_identifier, quote_string, tags
 from sensors import schema
 
 # What the analytics read of each measurement (DESIGN.md §9).
@@ -81,11 +74,7 @@ def analytics_hour_statements(
             return f"{condition} AND {time_range}" if condition else time_range
 
         statements.append(_selected(minute, measurement, "first", fields, within(head), ""))
-        if measurement is not schema.BRW and hour.step == POLICY_STEPS[hour.policy]:
-            # A step of one hour: the last mean of each is the hour's only one, read as it is
-            # (InfluxDB 1.x groups thousands of series by time several times slower).
-            statements.append(_flat(hour, measurement, _stepped(fields), within(body)))
-        elif measurement is not schema.BRW:
+        if measurement is not schema.BRW:
             statements.append(
                 _selected(
                     hour,
@@ -103,19 +92,6 @@ def analytics_hour_statements(
 
 def _stepped(fields: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(field for field in fields if not field.endswith("_calls"))
-
-
-def _flat(
-    source: Source, measurement: schema.Measurement, fields: tuple[str, ...], where: str
-) -> str:
-    """Every point of the range, its tags as columns."""
-    columns = ", ".join(
-        [
-            *(quote_identifier(tag) for tag in measurement.tags),
-            *(f"{source.field(f)} AS {quote_identifier(f)}" for f in fields),
-        ]
-    )
-    return f"SELECT {columns} FROM {source.measurement(measurement.name)} WHERE {where}"
 
 
 def _selected(
