@@ -133,10 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--windows: {', '.join(unknown)} not among {', '.join(WINDOWS)}")
 
     work = Path(tempfile.mkdtemp(prefix="ostara-analytics-bench-"))
-    influxdb = BenchInfluxDB(work).__enter__()
-    redis = BenchRedis().__enter__()
-    os.environ["REDIS_URL"] = redis.url  # where the kept reports are
-    try:
+    influxdb, redis = BenchInfluxDB(work), BenchRedis()
+    try:  # a stop while they start stops them too
+        influxdb.__enter__()
+        redis.__enter__()
+        os.environ["REDIS_URL"] = redis.url  # where the kept reports are
         django_world(work, influxdb.url, timeout=1200)  # InfluxDB alone takes minutes
         from django.core.management import call_command
 

@@ -35,6 +35,10 @@ def run_as_main(main: Callable[[], int]) -> NoReturn:
 
 
 def _interrupted(*_signal) -> None:
+    # Once: Ctrl-C reaches the module and, through the harness's own stop, a TERM right after;
+    # the second must not break off the cleanup the first started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -125,15 +129,18 @@ class BenchInfluxDB:
         self.process = subprocess.Popen(
             ["influxd", "-config", str(self.dir / "influxdb.conf")], stdout=log, stderr=log
         )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/ping", timeout=1):
-                    return self
-            except OSError:
-                time.sleep(0.2)
-        self.__exit__()
-        raise RuntimeError("the benchmark's InfluxDB did not answer within 30 s")
+        try:  # stopped (or failed) while it starts: it does not outlive us
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                try:
+                    with urllib.request.urlopen(f"{self.url}/ping", timeout=1):
+                        return self
+                except OSError:
+                    time.sleep(0.2)
+            raise RuntimeError("the benchmark's InfluxDB did not answer within 30 s")
+        except BaseException:
+            self.__exit__()
+            raise
 
     def cpu_seconds(self) -> float:
         """User + system CPU seconds influxd has used so far (from /proc)."""

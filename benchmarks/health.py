@@ -404,11 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="ostara-health-bench-"))
-    influxdb = BenchInfluxDB(work).__enter__()
+    influxdb, redis = BenchInfluxDB(work), BenchRedis()
     influxdb_url = influxdb.url
-    redis = BenchRedis().__enter__()
-    os.environ["REDIS_URL"] = redis.url  # the portal's shared cache
-    try:
+    try:  # a stop while they start stops them too
+        influxdb.__enter__()
+        redis.__enter__()
+        os.environ["REDIS_URL"] = redis.url  # the portal's shared cache
         django_world(work, influxdb_url)
         from portal import influxdb as influx
 

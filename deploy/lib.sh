@@ -36,16 +36,13 @@ load_profile() {
 
 say() { printf '%s\n' "$*" >&2; }
 
-# pid_alive FILE: the process named in a pid file is running, and is the one the file names: a
-# process started after the file was written has only taken its pid again (pids wrap every few
-# minutes on a busy machine; a test run starts some 80,000 processes), and is left alone.
+# pid_alive FILE: the process named in a pid file is running. Only a number is a pid: "-1"
+# would be every process.
 pid_alive() {
-    local file=$1 pid age written
+    local file=$1 pid
     [ -f "$file" ] || return 1
     pid=$(cat "$file" 2>/dev/null) || return 1
-    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-    age=$(ps -o etimes= -p "$pid" 2>/dev/null) && written=$(stat -c %Y -- "$file") || return 1
-    [ $((EPOCHSECONDS - age)) -le $((written + 1)) ]
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
 }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
