@@ -67,6 +67,15 @@ def wait_for_job(url: str, auth: tuple[str, str], job_id, seconds: float, seen: 
     return job
 
 
+def why(job: dict) -> str:
+    """What a failed job says: its error and the end of the output of each step not done."""
+    lines = [f"job {job.get('id')} {job.get('state')}: {job.get('error') or ''}"]
+    for step in job.get("steps", []):
+        if step["state"] != "succeeded":
+            lines.append(f"-- step {step['name']} {step['state']}:\n{step['output'][-4000:]}")
+    return "\n".join(lines)
+
+
 def test_first_minutes_of_a_fresh_demo(fresh_demo, page, screenshot_dir):
     url, password = fresh_demo["url"], fresh_demo["password"]
     assert "being built by job" in fresh_demo["output"]
@@ -87,7 +96,7 @@ def test_first_minutes_of_a_fresh_demo(fresh_demo, page, screenshot_dir):
 
     reds: set = set()
     job = wait_for_job(url, ("admin", password), job_id, BUILD_SECONDS, reds)
-    assert job["state"] == "succeeded", job
+    assert job["state"] == "succeeded", why(job)
     built = time.monotonic()
 
     page.goto(f"{url}/")
@@ -135,7 +144,7 @@ def act(url: str, auth: tuple[str, str], what: str, body: dict, seen: set) -> No
     )
     assert answer.status_code == 202, answer.text
     job = wait_for_job(url, auth, answer.json()["job"], 300, seen)
-    assert job["state"] == "succeeded", job
+    assert job["state"] == "succeeded", why(job)
 
 
 def settled(url: str, auth: tuple[str, str], seconds: float, seen: set, wanted: str) -> None:

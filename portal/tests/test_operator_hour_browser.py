@@ -27,6 +27,7 @@ from portal.tests.test_demo_first_minutes_browser import (
     GREEN_SECONDS,
     settled,
     wait_for_job,
+    why,
 )
 
 # A walk of ten minutes that repeats what shorter tests prove one by one: `make long`.
@@ -118,7 +119,7 @@ def test_an_operators_hour_on_the_demo(fresh_demo, page, screenshot_dir):
     page.goto(f"{url}/jobs/{build_job}/")
     page.screenshot(path=str(shots / "operator-hour-1-build.png"), full_page=True)
     job = wait_for_job(url, auth, build_job, BUILD_SECONDS, set())
-    assert job["state"] == "succeeded", job
+    assert job["state"] == "succeeded", why(job)
     # What the README tells a new user to expect, measured on this run.
     measured = shots / "operator-hour-measured.txt"
     took = datetime.fromisoformat(job["finished"]) - datetime.fromisoformat(job["started"])
