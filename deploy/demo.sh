@@ -21,7 +21,7 @@ start_daemon() {
         return 0
     fi
     nohup "$@" >>"$logs/$name.log" 2>&1 &
-    echo $! >"$pids/$name.pid"
+    write_pid "$pids/$name.pid" $!
     say "started $name (log: $logs/$name.log)"
 }
 
@@ -34,17 +34,6 @@ export OSTARA_CAUGHT_MAIL_DIR=$OSTARA_RUN_DIR/mail
 export OSTARA_PORTAL_URL=${OSTARA_PORTAL_URL:-http://127.0.0.1:$OSTARA_PORTAL_PORT}
 rack=$OSTARA_VIRTUAL_RACK
 
-# sensor_alive FILE: the pid file names a running sensor program (a pid file outlives its
-# process, and the pid may be another program's by now).
-sensor_alive() {
-    pid_alive "$1" && tr '\0' ' ' <"/proc/$(cat "$1")/cmdline" 2>/dev/null | grep -qF -- "-m sensors run "
-}
-
-# stop_sensor FILE NAME: stop the sensor of a pid file, if it is one.
-stop_sensor() {
-    if sensor_alive "$1"; then stop_pid "$1" "$2"; else rm -f "$1"; fi
-}
-
 # The sensors provisioning started on the virtual hosts (each host's "unit"), by pid file.
 virtual_sensors() {
     local action=$1 conf host pidfile
@@ -53,8 +42,8 @@ virtual_sensors() {
         host=$(basename "$(dirname "$(dirname "$(dirname "$conf")")")")
         pidfile="$rack/hosts/$host/run/ostara-sensor.pid"
         if [ "$action" = stop ]; then
-            stop_sensor "$pidfile" "sensor of $host"
-        elif ! sensor_alive "$pidfile"; then
+            stop_sensor "$pidfile" "$conf" "sensor of $host"
+        elif ! sensor_alive "$pidfile" "$conf"; then
             mkdir -p "$rack/hosts/$host/run" "$rack/hosts/$host/var/lib/ostara-sensor"
             nohup "$venv/python" -m sensors run --config "$conf" \
                 >>"$rack/hosts/$host/var/lib/ostara-sensor/sensor.log" 2>&1 &
@@ -67,8 +56,8 @@ virtual_sensors() {
     conf="$rack/arrays-collector/collector.conf"
     pidfile="$rack/arrays-collector/collector.pid"
     if [ "$action" = stop ]; then
-        stop_sensor "$pidfile" "array collector"
-    elif [ -f "$conf" ] && ! sensor_alive "$pidfile"; then
+        stop_sensor "$pidfile" "$conf" "array collector"
+    elif [ -f "$conf" ] && ! sensor_alive "$pidfile" "$conf"; then
         nohup "$venv/python" -m sensors run --config "$conf" \
             >>"$rack/arrays-collector/collector.log" 2>&1 &
         echo $! >"$pidfile"

@@ -36,13 +36,54 @@ load_profile() {
 
 say() { printf '%s\n' "$*" >&2; }
 
-# pid_alive FILE: the process named in a pid file is running. Only a number is a pid: "-1"
-# would be every process.
+# proc_start PID: when the running process PID started, in clock ticks since boot (the 22nd
+# field of /proc/PID/stat, after the command name, which may hold spaces and parentheses); an
+# exec keeps it. Nothing for a process that has ended, even if its parent has not reaped it.
+proc_start() {
+    local stat
+    local -a fields
+    { stat=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
+    read -ra fields <<<"${stat##*) }"
+    [ "${fields[0]}" != Z ] && [ -n "${fields[19]:-}" ] && echo "${fields[19]}"
+}
+
+# write_pid FILE PID: the pid file, and beside it FILE.start, when that process started. A pid
+# is given again to later processes (32,768 of them here; a test run starts some 80,000), so a
+# pid file that outlived its process may name another program's: the start tells them apart.
+# Counted from boot, it does not move when the clock is stepped.
+write_pid() {
+    local file=$1 pid=$2
+    proc_start "$pid" >"$file.start" || rm -f "$file.start"
+    echo "$pid" >"$file"
+}
+
+# pid_alive FILE: the process a pid file was written for (write_pid) still runs. Only a number
+# is a pid ("-1" would be every process); a process that has it since is not ours, nor is one
+# named by a file without its start (another program wrote it).
 pid_alive() {
-    local file=$1 pid
+    local file=$1 pid started
     [ -f "$file" ] || return 1
     pid=$(cat "$file" 2>/dev/null) || return 1
-    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    started=$(cat "$file.start" 2>/dev/null) || return 1
+    [ -n "$started" ] && [ "$(proc_start "$pid")" = "$started" ]
+}
+
+# sensor_alive FILE CONF: the pid file names the sensor program running with the configuration
+# CONF. Playbooks write these pid files too (no start beside them): a pid file outlives its
+# process, and its pid may be another program's by now, another rack's sensor even.
+sensor_alive() {
+    local pid args i
+    pid=$(cat "$1" 2>/dev/null) || return 1
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    { mapfile -d '' -t args <"/proc/$pid/cmdline"; } 2>/dev/null || return 1
+    for ((i = 1; i + 4 < ${#args[@]}; i++)); do
+        if [ "${args[*]:i:4}" = "-m sensors run --config" ]; then
+            [ "${args[i + 4]}" -ef "$2" ]
+            return
+        fi
+    done
+    return 1
 }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
@@ -59,25 +100,36 @@ wait_until() {
     done
 }
 
-# stop_pid FILE NAME: TERM the process, wait, then KILL; remove the pid file.
-stop_pid() {
-    local file=$1 name=$2 pid
-    if ! pid_alive "$file"; then
-        rm -f "$file"
-        return 0
-    fi
-    pid=$(cat "$file")
+# terminate NAME PID OURS...: TERM the process (and CONT: a stopped process takes its TERM only
+# then, and a virtual host's sensor is held while its host is down), wait up to 10 s while the
+# command OURS says the pid is still the process's, then KILL it.
+terminate() {
+    local name=$1 pid=$2
+    shift 2
     kill "$pid" 2>/dev/null || true
-    # A virtual host's sensor is held (SIGSTOP) while its host is down: let it take the TERM.
     kill -CONT "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
-        kill -0 "$pid" 2>/dev/null || break
+        "$@" || break
         sleep 0.1
     done
-    if kill -0 "$pid" 2>/dev/null; then
+    if "$@"; then
         say "$name did not stop in 10 s; killing it"
         kill -9 "$pid" 2>/dev/null || true
     fi
-    rm -f "$file"
     say "stopped $name"
+}
+
+# stop_pid FILE NAME: stop the process a pid file was written for, if it still runs; remove the
+# file.
+stop_pid() {
+    local file=$1
+    pid_alive "$file" && terminate "$2" "$(cat "$file")" pid_alive "$file"
+    rm -f "$file" "$file.start"
+}
+
+# stop_sensor FILE CONF NAME: stop the sensor of a pid file, if it runs with CONF; remove the
+# file.
+stop_sensor() {
+    sensor_alive "$1" "$2" && terminate "$3" "$(cat "$1")" sensor_alive "$1" "$2"
+    rm -f "$1"
 }

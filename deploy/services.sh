@@ -28,12 +28,14 @@ start_redis() {
         return 1
     fi
     mkdir -p "$OSTARA_RUN_DIR/redis"
+    rm -f "$redis_pid" "$redis_pid.start"  # redis writes its own: wait for the new one
     redis-server --bind 127.0.0.1 --port "$OSTARA_REDIS_PORT" --daemonize yes \
         --pidfile "$redis_pid" --dir "$OSTARA_RUN_DIR/redis" \
         --logfile "$OSTARA_RUN_DIR/log/redis.log" --save 60 1 --appendonly yes \
         --protected-mode yes
     wait_until 20 "redis" redis_answers
-    wait_until 5 "redis's pid file" pid_alive "$redis_pid"
+    wait_until 5 "redis's pid file" test -s "$redis_pid"
+    write_pid "$redis_pid" "$(cat "$redis_pid")"
     say "redis answers on 127.0.0.1:$OSTARA_REDIS_PORT"
 }
 
@@ -55,7 +57,7 @@ start_influxdb() {
     # A session of its own: a Ctrl-C meant for the tests reaches them first, and their teardown
     # still has its database; the caller stops it (deploy/test.sh does, on any end).
     setsid influxd -config "$conf" >>"$OSTARA_RUN_DIR/log/influxdb.log" 2>&1 </dev/null &
-    echo $! >"$influx_pid"
+    write_pid "$influx_pid" $!
     if ! wait_until 30 "influxdb" influx_answers || ! pid_alive "$influx_pid"; then
         tail -n 20 "$OSTARA_RUN_DIR/log/influxdb.log" >&2
         return 1

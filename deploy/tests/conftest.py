@@ -35,6 +35,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def pid_file_alive(pid_file: Path) -> int | None:
+    """The pid of a deploy/lib.sh pid file, while the process it was written for runs (its start
+    since boot, written beside it, matches: a pid is soon another program's), else None."""
+    try:
+        pid = int(pid_file.read_text().strip())
+        written = (pid_file.parent / f"{pid_file.name}.start").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(") ")[2].split()
+    except (OSError, ValueError):
+        return None
+    return pid if fields[0] != "Z" and fields[19] == written else None
+
+
 def clean_environment() -> dict[str, str]:
     """This process's environment without Ostara's settings: the rendered files supply them."""
     return {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.tests.conftest import REPO, free_port
+from deploy.tests.conftest import REPO, free_port, pid_file_alive
 
 pytestmark = pytest.mark.rack(seconds=130)
 
@@ -54,12 +54,8 @@ def services_left(run_dir: Path) -> list[str]:
     process title over its environment, so the mark cannot find it)."""
     left = []
     for pid_file in sorted(p for d in service_dirs(run_dir) for p in (d / "pid").glob("*.pid")):
-        try:
-            pid = int(pid_file.read_text().strip())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
-            continue
-        left.append(f"{pid_file.stem} ({pid})")
+        if pid := pid_file_alive(pid_file):
+            left.append(f"{pid_file.stem} ({pid})")
     return left
 
 

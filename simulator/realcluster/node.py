@@ -114,12 +114,11 @@ def boot(rack_root: Path, host: str) -> int:
     bookkeeping.mkdir(parents=True, exist_ok=True)
     prefix = network.prefix_for(rack_root)
     # A reboot (a fence's off then on) may start this boot before the last one has finished
-    # powering off: wait for it, so that its "off" never lands after this "on".
+    # powering off: wait for it. One that outlasts the wait writes nothing once this one owns
+    # the server (write_off).
     _wait_for_previous_boot(bookkeeping)
     (bookkeeping / "boot.pid").write_text(str(os.getpid()))
-    with Rack.open(rack_root) as rack:
-        operations.power_on(rack.state, host, rack.now)
-        rack.render([host])
+    write_on(rack_root, host)
     command = [
         "nsenter", f"--net=/run/netns/{prefix}-{host}",
         "unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--mount", "--uts", "--ipc",
@@ -139,26 +138,44 @@ def boot(rack_root: Path, host: str) -> int:
     signal.signal(signal.SIGINT, _power_off)
     _record_init_pid(bookkeeping, child.pid)
     child.wait()
-    if not stopping and _owner(bookkeeping) == os.getpid():
+    if not stopping:
         # PID 1 died by itself (a kernel panic): the server is dead but its power stays on
         # until its BMC (a fence, an operator) or the PDU turns it off.
         with Rack.open(rack_root) as rack:
-            node_state = rack.state["servers"][host]["state"]
-            if node_state == "up":
+            if _owner(bookkeeping) == os.getpid() and rack.state["servers"][host]["state"] == "up":
                 mark_crashed(rack.state, host)
                 rack.render([host])
         parent = os.getppid()
         while not stopping and os.getppid() == parent:  # the BMC itself may be stopped
             time.sleep(0.2)
     _wait_for_init_to_end(rack_root, host)
-    if _owner(bookkeeping) != os.getpid():
-        return 0  # a newer boot owns the server now
-    (bookkeeping / "init.pid").unlink(missing_ok=True)
+    write_off(rack_root, host)
+    return 0
+
+
+def write_on(rack_root: Path, host: str) -> None:
+    """In the rack: the server is on and up, afresh. One whose last boot ended without writing
+    it off (killed by its BMC first) has nothing mounted and no parameter set either."""
     with Rack.open(rack_root) as rack:
         operations.power_off(rack.state, host)
+        operations.power_on(rack.state, host, rack.now)
         rack.render([host])
-    (bookkeeping / "boot.pid").unlink(missing_ok=True)
-    return 0
+
+
+def write_off(rack_root: Path, host: str) -> bool:
+    """In the rack: the server this boot ran is off, unless a newer boot owns it now. Asked
+    under the rack's lock, which a newer boot takes to write it on after writing its pid: the
+    "off" of the last boot never lands after the "on" of the next (it would hold the running
+    server's sensor for good)."""
+    bookkeeping = host_dir(rack_root, host) / CLUSTER_DIR
+    with Rack.open(rack_root) as rack:
+        if _owner(bookkeeping) != os.getpid():
+            return False
+        (bookkeeping / "init.pid").unlink(missing_ok=True)
+        operations.power_off(rack.state, host)
+        rack.render([host])
+        (bookkeeping / "boot.pid").unlink(missing_ok=True)
+    return True
 
 
 def _owner(bookkeeping: Path) -> int | None:
@@ -169,8 +186,10 @@ def _owner(bookkeeping: Path) -> int | None:
 
 
 def _wait_for_previous_boot(bookkeeping: Path) -> None:
+    """Until the last boot has written the server off (a minute at most: a boot killed by its
+    BMC writes nothing, and this one then starts from whatever it left)."""
     pid = _owner(bookkeeping)
-    for _ in range(200):
+    for _ in range(1200):
         try:
             if (
                 pid is None

@@ -13,7 +13,7 @@ import pytest
 
 from simulator import failures, operations, realcluster
 from simulator.rack import REPO_ROOT, Rack
-from simulator.realcluster import network, pdu
+from simulator.realcluster import network, node, pdu
 from simulator.state import RackError
 from simulator.tests.test_real_cluster import ADDRESSES, real_plan
 
@@ -172,3 +172,44 @@ def test_starting_a_corosync_that_never_answers_fails_as_systemd_does(tmp_path):
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "Job for corosync.service failed" in done.stderr
+
+
+@needs_root
+def test_a_boot_never_writes_off_a_server_a_newer_boot_runs(wired):
+    """A fence's reboot may start the next boot while the last one still writes the server off:
+    once the newer boot owns the server, the last one's "off" is not written (it would land
+    after the "on" and hold the running server's sensor for good)."""
+    bookkeeping = node.host_dir(wired, "mds01") / node.CLUSTER_DIR
+    bookkeeping.mkdir(parents=True, exist_ok=True)
+    node.write_on(wired, "mds01")
+    newer = subprocess.Popen(["sleep", "60"])  # the newer boot, which wrote its pid
+    try:
+        (bookkeeping / "boot.pid").write_text(str(newer.pid))
+        assert node.write_off(wired, "mds01") is False
+        with Rack.open(wired, read_only=True) as rack:
+            assert rack.state["servers"]["mds01"]["state"] == "up"
+        assert (bookkeeping / "boot.pid").read_text() == str(newer.pid)
+    finally:
+        newer.kill()
+        newer.wait()
+    (bookkeeping / "boot.pid").write_text(str(os.getpid()))  # this boot's own server
+    assert node.write_off(wired, "mds01") is True
+    with Rack.open(wired, read_only=True) as rack:
+        assert rack.state["servers"]["mds01"]["state"] == "off"
+    assert not (bookkeeping / "boot.pid").exists()
+
+
+@needs_root
+def test_a_boot_starts_afresh_from_what_a_killed_boot_left(wired):
+    """A boot its BMC killed before it wrote the server off left it "up", its parameters set: the
+    next boot starts it as a reboot does, with none."""
+    node.write_on(wired, "mds01")
+    with Rack.open(wired) as rack:
+        server = rack.state["servers"]["mds01"]
+        server["params"] = {"obdfilter.*.readcache_max_filesize": "1M"}
+        server["booted"] = first = rack.now - 600
+    node.write_on(wired, "mds01")
+    with Rack.open(wired, read_only=True) as rack:
+        server = rack.state["servers"]["mds01"]
+        assert (server["power"], server["state"], server["params"]) == ("on", "up", {})
+        assert server["booted"] > first

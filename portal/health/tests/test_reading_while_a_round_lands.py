@@ -85,7 +85,7 @@ def test_a_round_read_between_its_batches_unmounts_no_target(rack_inventory, met
     assert len(labels) > 2
     first, later, left_out = labels[0], labels[1:-1], labels[-1]
     lines = rack.lines(now)
-    oss01 = [line for line in lines if ",server=oss01" in line and "sensor," not in line[:7]]
+    oss01 = [line for line in lines if ",server=oss01" in line and not line.startswith("sensor,")]
     batch = [
         line for line in oss01 if not any(f"target={t.split('-')[-1]}," in line for t in labels[1:])
     ]
