@@ -206,6 +206,9 @@ def test_on_the_virtual_rack_the_play_starts_the_collector_once_and_it_follows_i
         started = _collector_pid(collector)
         assert started != other.pid and other.poll() is None  # not trusted, not killed
         assert _runs_our_collector(started, collector)
+        # In a session of its own: the SIGTERM ansible sends to the process group of a worker
+        # still running at the play's end does not reach it.
+        assert os.getsid(started) == started
 
         # A new monitor password: written, and the collector takes it without being restarted.
         for array in StorageArray.objects.all():

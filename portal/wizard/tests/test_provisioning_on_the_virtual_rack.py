@@ -181,6 +181,14 @@ def test_provisioning_resumes_a_failed_step_reruns_without_change_and_survives_a
     for host in ("mds01", "oss01"):
         config = load_config(virtual_rack / "hosts" / host / "etc" / "ostara" / "sensor.conf")
         assert not {"array", "santricity"} & set(config.collectors) and not config.array_smcli
+    # The sensors and the collector run in sessions of their own, as their units would: the
+    # SIGTERM ansible sends to the process group of a worker still running at the play's end
+    # does not reach them (it stopped them, now and then, on a busy machine).
+    started = [*virtual_rack.glob("hosts/*/run/ostara-sensor.pid")]
+    for pid_file in [*started, virtual_rack / "arrays-collector" / "collector.pid"]:
+        pid = int(pid_file.read_text())
+        assert os.getsid(pid) == pid, pid_file
+    assert len(started) == 4
     rounds = _array_rounds("ssu01-a", ARRAY_INTERVAL)
     said = _collector_said(virtual_rack)
     assert {server for server, _ in rounds} == {settings.OSTARA_ARRAYS_SERVER}, (rounds, said)
