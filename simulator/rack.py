@@ -36,6 +36,7 @@ from simulator import (
 from simulator.command_table import MODULES
 from simulator.santricity import mel
 from simulator.state import (
+    LOCK_FILE,
     RackError,
     load_state,
     new_state,
@@ -77,7 +78,13 @@ class Rack:
         lock, never saved (what the reporting commands use)."""
         root = Path(root).resolve()
         if not create and not (root / "rack.json").exists():
-            raise RackError(f"no virtual rack in {root} (create one with `add`)")
+            # A rack being added holds its lock until it has written rack.json, and a real-
+            # cluster server its `add` powers on boots meanwhile: wait for it, then look again.
+            if (root / LOCK_FILE).exists():
+                with rack_lock(root, shared=True):
+                    pass
+            if not (root / "rack.json").exists():
+                raise RackError(f"no virtual rack in {root} (create one with `add`)")
         with rack_lock(root, shared=read_only):
             state = load_state(root) or new_state(time.time())
             rack = cls(root, state, writer)

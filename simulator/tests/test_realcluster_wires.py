@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -213,3 +214,26 @@ def test_a_boot_starts_afresh_from_what_a_killed_boot_left(wired):
         server = rack.state["servers"]["mds01"]
         assert (server["power"], server["state"], server["params"]) == ("on", "up", {})
         assert server["booted"] > first
+
+
+def test_a_server_that_boots_while_its_rack_is_added_waits_for_it(tmp_path):
+    """`add --real-cluster` powers the servers on before it has written rack.json (it holds the
+    rack's lock until then): a boot that opens the rack meanwhile waits for it, where it found
+    "no virtual rack" and the server never started (its Corosync never joined)."""
+    root = tmp_path / "rack"
+    opened = []
+
+    def boot():
+        with Rack.open(root) as rack:
+            opened.append(sorted(rack.state["servers"]))
+
+    with Rack.open(root, create=True) as rack:
+        rack.add(real_plan())
+        booting = threading.Thread(target=boot)
+        booting.start()
+        booting.join(1.0)
+        assert booting.is_alive()  # waiting for the rack, not refused
+    booting.join(30)
+    assert opened == [["mds01", "mds02"]]
+    with pytest.raises(RackError, match="no virtual rack"):
+        Rack.open(tmp_path / "none").__enter__()
