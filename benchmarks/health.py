@@ -20,6 +20,7 @@ removes both afterwards. It measures; it never fails on a number.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -38,6 +39,31 @@ from sensors.collect import Collector, sensor_fields
 from sensors.config import SensorConfig
 from simulator.procfs import TreeWriter
 from simulator.rack import Rack
+from workers import heap
+
+
+class FullCollections:
+    """The cyclic collector's full (oldest generation) collections, counted and timed while
+    it is on: the pauses a round pays beside its own work."""
+
+    def __init__(self) -> None:
+        self.count, self.seconds, self._began = 0, 0.0, 0.0
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._noted)
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        gc.callbacks.remove(self._noted)
+
+    def _noted(self, phase: str, info: dict) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._began
 
 
 def timed(function, *args, **kwargs):
@@ -162,7 +188,7 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds, ssus: int) -> None
         f"<= {CHANGE_GOAL_S * 1000:.0f} ms:"
     )
     sensor_round(quiet=True)
-    first = evaluation.evaluate_and_store()
+    first = evaluate_counted()
     report_round("first (creates every status row)", first)
     size = f"health evaluation at {ssus} SSUs"
     record(f"{size}, first (creates every status row)", first.seconds * 1000, "ms")
@@ -171,7 +197,7 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds, ssus: int) -> None
         sensor_round.replay()  # fresh points, as the sensors keep sending
         time.sleep(SETTLE_SECONDS)
         evaluation.evaluate_and_store()  # the round that sees the new points' numbers
-        result = evaluation.evaluate_and_store()
+        result = evaluate_counted()
         steady.append(result.seconds)
         report_round("steady (nothing changed)", result)
     say(
@@ -184,12 +210,12 @@ def bench_evaluation(repeat: int, sensor_round: SensorRounds, ssus: int) -> None
         full = full_osts(CHANGED_SHARE)
         sensor_round.replay(full=full)  # these OSTs 97 % full: orange or red
         time.sleep(SETTLE_SECONDS)
-        result = evaluation.evaluate_and_store()
+        result = evaluate_counted()
         changed.append(result.seconds)
         report_round(f"{len(full)} OSTs filled", result)
         sensor_round.replay()  # and back
         time.sleep(SETTLE_SECONDS)
-        result = evaluation.evaluate_and_store()
+        result = evaluate_counted()
         changed.append(result.seconds)
         report_round(f"{len(full)} OSTs emptied again", result)
     say(
@@ -209,11 +235,24 @@ def record_rounds(label: str, seconds: list[float], goal_s: float | None = None)
     record(f"{label}, worst", max(seconds) * 1000, "ms")
 
 
+def evaluate_counted():
+    """One evaluation, with the full collections that came during it (``result.collections``:
+    how many, seconds)."""
+    from portal.health.services.evaluation import evaluate_and_store
+
+    with FullCollections() as collections:
+        result = evaluate_and_store()
+    result.collections = (collections.count, collections.seconds)
+    return result
+
+
 def report_round(label: str, result) -> None:
     parts = " + ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in result.phases.items())
+    count, seconds = getattr(result, "collections", (0, 0.0))
+    paused = f"; {count} full collection{'s' if count != 1 else ''} ({seconds * 1000:.0f} ms)"
     say(
         f"  {label:34} {result.seconds * 1000:6.0f} ms = {parts}; {result.objects:,} objects, "
-        f"{len(result.changes)} changes"
+        f"{len(result.changes)} changes{paused if count else ''}"
     )
 
 
@@ -421,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
         sensor_round = SensorRounds(rack_dir)
         sensor_round()
         sensor_round()
+        # As a worker's pool process and a portal worker do once started (workers.heap): what
+        # the benchmark built so far is frozen, out of the cyclic collector's sight.
+        say(f"  start-up heap frozen as the workers freeze theirs: {heap.settle():,} objects")
         if "evaluation" in args.parts:
             bench_evaluation(args.repeat, sensor_round, args.ssus)
         if "alerts" in args.parts:

@@ -9,7 +9,8 @@ in the master before it forks the workers.
 
 Each worker also resolves the portal's URLs before it takes its first request: Django imports
 the views lazily, on the first request a worker serves, and after a restart that first page (or
-a load balancer's ``/healthz``) would wait for every view module to load, once per worker.
+a load balancer's ``/healthz``) would wait for every view module to load, once per worker. What
+is loaded then is frozen (``workers.heap``): a page's full collection no longer walks it.
 """
 
 from __future__ import annotations
@@ -30,4 +31,7 @@ def post_worker_init(worker) -> None:
     """gunicorn's hook, run in each worker once the application is loaded."""
     from django.urls import get_resolver
 
+    from workers import heap
+
     get_resolver().url_patterns  # noqa: B018 (imports every view module)
+    heap.settle()  # what it imported is out of the cyclic collector's sight
