@@ -128,6 +128,8 @@ PAGE_KWARGS = {
     "health:ssu": lambda w: {"name": "ssu01"},
     "health:server": lambda w: {"hostname": "oss01"},
     "health:target": lambda w: {"label": "scratch-OST0000"},
+    "health:server-clients": lambda w: {"hostname": "oss01"},
+    "health:target-clients": lambda w: {"label": "scratch-OST0000"},
     "health:chart": lambda w: {"chart": "throughput"},
 }
 PAGE_QUERY = {
