@@ -302,7 +302,9 @@ def bench_pages(repeat: int, ssus: int) -> None:
         ("chart: OSS share, 1 h", "/health/charts/oss-share/?kind=filesystem&name=scratch"),
         ("SSU page", "/health/ssus/ssu001/"),
         ("server page", "/health/servers/oss001/"),
+        ("server page's busiest clients (after it)", "/health/servers/oss001/clients/"),
         ("target page", "/health/targets/scratch-OST0000/"),
+        ("target page's busiest clients (after it)", "/health/targets/scratch-OST0000/clients/"),
     ]
     say(f"Dashboard response times, {repeat} requests each (median / max):")
     for label, url in pages:
@@ -311,13 +313,13 @@ def bench_pages(repeat: int, ssus: int) -> None:
         for _ in range(repeat):
             response, seconds = timed(client.get, url)
             if response.status_code != 200:
-                say(f"  {label:38} HTTP {response.status_code}")
+                say(f"  {label:42} HTTP {response.status_code}")
                 break
             size = len(response.content)
             samples.append(seconds)
         if samples:
             say(
-                f"  {label:38} {statistics.median(samples) * 1000:7.0f} ms / "
+                f"  {label:42} {statistics.median(samples) * 1000:7.0f} ms / "
                 f"{max(samples) * 1000:7.0f} ms  ({size / 1024:.0f} KiB)"
             )
             record_rounds(f"{label} at {ssus} SSUs, one browser", samples)
@@ -461,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
         sensor_round()
         sensor_round()
         # As a worker's pool process and a portal worker do once started (workers.heap): what
-        # the benchmark built so far is frozen, out of the cyclic collector's sight.
+        # the benchmark built so far is frozen, out of the cyclic collector's sight. (More than
+        # a worker holds: the simulator's rack and the last sensor round are frozen with it.)
         say(f"  start-up heap frozen as the workers freeze theirs: {heap.settle():,} objects")
         if "evaluation" in args.parts:
             bench_evaluation(args.repeat, sensor_round, args.ssus)

@@ -123,3 +123,32 @@ def test_the_mdt_and_mds_pages_rank_their_clients_by_metadata_operations(
         assert [row.split('"')[1] for row in rows] == ["169.254.7.31@tcp", "169.254.7.30@tcp"]
         assert ">5,000<" in rows[0] and ">2,010<" in rows[1], path
         assert "Metadata operations" in clients_section(client, world, path), path
+
+
+def test_the_lists_say_when_influxdb_does_not_answer_and_404_an_unknown_name(
+    exports, client, world, settings
+):
+    client.force_login(world["viewer"])
+    answering = settings.INFLUXDB_URL
+    settings.INFLUXDB_URL = "http://127.0.0.1:9"  # nothing listens there
+    pages = [
+        client.get(path).content.decode()
+        for path in ("/health/servers/oss01/clients/", "/health/targets/scratch-OST0003/clients/")
+    ]
+    settings.INFLUXDB_URL = answering
+    influx.ping()
+    for text in pages:
+        assert "The clients' figures cannot be read now: InfluxDB does not answer." in text
+    assert client.get("/health/servers/oss99/clients/").status_code == 404
+    assert client.get("/health/targets/scratch-OST0fff/clients/").status_code == 404
+
+
+def test_a_target_with_no_client_stats_has_no_list_and_the_mgs_no_placeholder(
+    exports, client, world
+):
+    client.force_login(world["viewer"])
+    # OST0005 moved nothing in the hour: the fragment is empty and replaces the placeholder.
+    assert 'id="busiest-clients"' in client.get("/health/targets/scratch-OST0005/").content.decode()
+    fragment = client.get("/health/targets/scratch-OST0005/clients/").content.decode()
+    assert fragment.strip() == ""
+    assert 'id="busiest-clients"' not in client.get("/health/targets/scratch-MGS/").content.decode()

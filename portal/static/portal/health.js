@@ -328,6 +328,20 @@
     }
   }
 
+  // A part the page fetches once shown (htmx, data-failed: what to say if it cannot come): an
+  // error answer or no answer says so in place of its "Reading ..." line, which would stay.
+  function failed(event) {
+    const part = event.detail.elt;
+    const line = part && part.dataset.failed && part.querySelector(".help");
+    if (!line) return;
+    const status = event.detail.xhr && event.detail.xhr.status;
+    const said = part.dataset.failed;
+    line.textContent = status ? `${said} (HTTP ${status}).` : `${said}.`;
+  }
+  document.addEventListener("htmx:responseError", failed);
+  document.addEventListener("htmx:sendError", failed);
+  document.addEventListener("htmx:timeout", failed);
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
