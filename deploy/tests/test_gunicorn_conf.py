@@ -19,13 +19,14 @@ print(len(before), len(loaded()))
 """
 
 
-def test_a_worker_loads_the_views_before_its_first_request(tmp_path):
+def run_in_django(code: str, run_dir) -> str:
+    """What ``code`` prints, run in a fresh interpreter with the portal's settings."""
     environment = clean_environment() | {
         "DJANGO_SETTINGS_MODULE": "portal.settings",
-        "OSTARA_RUN_DIR": str(tmp_path),
+        "OSTARA_RUN_DIR": str(run_dir),
     }
     done = subprocess.run(
-        [sys.executable, "-c", CHECK],
+        [sys.executable, "-c", code],
         cwd=REPO,
         env=environment,
         capture_output=True,
@@ -33,7 +34,12 @@ def test_a_worker_loads_the_views_before_its_first_request(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    before, after = map(int, done.stdout.split())
+    return done.stdout
+
+
+def test_a_worker_loads_the_views_before_its_first_request(tmp_path):
+    printed = run_in_django(CHECK, tmp_path)
+    before, after = map(int, printed.split())
     assert before == 0
     # Every app with pages: health, inventory, alerts, analytics, jobs, console, wizard, …
-    assert after >= 8, done.stdout
+    assert after >= 8, printed

@@ -318,21 +318,20 @@ def server_detail(request, hostname: str):
 # should not wait for them.
 
 
+def _clients_fragment(request, fs: str | None, metadata: bool, **where):
+    """The busiest clients of one target (``target=``) or server (``server=``) of ``fs``; none
+    without a filesystem."""
+    found = clients.busiest(fs, metadata=metadata, **where) if fs else []
+    context = {"busiest_clients": found, "clients_metadata": metadata}
+    return render(request, "health/_busiest_clients.html", context)
+
+
 @require_safe
 def server_clients(request, hostname: str):
     """The busiest clients of the targets a server served in the last hour (a fragment)."""
     server = get_object_or_404(Server.objects.select_related("pair__filesystem"), hostname=hostname)
-    metadata = server.role != ServerRole.OSS
-    found = (
-        clients.busiest(server.pair.filesystem.name, server=server.hostname, metadata=metadata)
-        if server.pair_id
-        else []
-    )
-    return render(
-        request,
-        "health/_busiest_clients.html",
-        {"busiest_clients": found, "clients_metadata": metadata},
-    )
+    fs = server.pair.filesystem.name if server.pair_id else None
+    return _clients_fragment(request, fs, server.role != ServerRole.OSS, server=server.hostname)
 
 
 @require_safe
@@ -341,18 +340,12 @@ def target_clients(request, label: str):
     target = Target.objects.select_related("filesystem").filter(label=label).first()
     if target is None:
         raise Http404(f"no target {label}")
-    metadata = target.kind == TargetKind.MDT
-    found = (
-        clients.busiest(
-            target.filesystem.name, target=schema.split_label(target.label)[1], metadata=metadata
-        )
-        if target.kind in (TargetKind.OST, TargetKind.MDT)
-        else []
-    )
-    return render(
+    listed = target.kind in (TargetKind.OST, TargetKind.MDT)
+    return _clients_fragment(
         request,
-        "health/_busiest_clients.html",
-        {"busiest_clients": found, "clients_metadata": metadata},
+        target.filesystem.name if listed else None,
+        target.kind == TargetKind.MDT,
+        target=schema.split_label(target.label)[1],
     )
 
 

@@ -4,10 +4,7 @@ the same signal and hook the real processes run."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from deploy.tests.conftest import REPO, clean_environment
+from deploy.tests.test_gunicorn_conf import run_in_django
 
 WORKER = """
 import gc, django
@@ -29,20 +26,7 @@ print(before, gc.get_freeze_count())
 
 
 def frozen(code: str, run_dir) -> tuple[int, int]:
-    environment = clean_environment() | {
-        "DJANGO_SETTINGS_MODULE": "portal.settings",
-        "OSTARA_RUN_DIR": str(run_dir),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    before, after = map(int, done.stdout.split()[-2:])
+    before, after = map(int, run_in_django(code, run_dir).split()[-2:])
     return before, after
 
 
