@@ -5,9 +5,12 @@ things up and render; the colours come from the cache the engine keeps
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from datetime import UTC, datetime
+from html import escape
+from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -16,8 +19,8 @@ from django.forms import modelform_factory
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.utils.html import format_html_join
-from django.utils.http import urlencode
+from django.utils.http import RFC3986_SUBDELIMS, urlencode
+from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import condition, require_http_methods, require_safe
@@ -45,7 +48,7 @@ from portal.health.services.facts import object_key
 from portal.inventory.choices import ServerRole, TargetKind
 from portal.inventory.models import SSU, Filesystem, Server, Target
 from portal.single_row.page import single_row_settings
-from portal.web.shared_cache import reused
+from portal.web.shared_cache import once_per_key, reused
 from sensors import schema
 
 RECENT_CHANGES = 15
@@ -117,20 +120,26 @@ def _array_collector(tree: dict | None, checked) -> dict | None:
 
 def _tiles_of(version: str | None, tree: dict) -> tuple[list[dict], dict[str, int]]:
     """The filesystem's tiles and its count of red and orange servers, arrays and targets,
-    built once per version in this process."""
-    kept = _tiles.get((version, tree["name"])) if version else None
+    built once per version for all the portal's processes and kept in this one."""
+    if not version:
+        return _build_tiles(tree)
+    kept = _tiles.get((version, tree["name"]))
     if kept is not None:
         return kept
+    kept = once_per_key(f"health:tiles:{version}:{tree['name']}", lambda: _build_tiles(tree))
+    if not any(key[0] == version for key in _tiles):
+        _tiles.clear()  # an older version's
+    _tiles[(version, tree["name"])] = kept
+    return kept
+
+
+def _build_tiles(tree: dict) -> tuple[list[dict], dict[str, int]]:
     units = [_tile(unit) for unit in tree["children"]]
     counts = {"red": 0, "orange": 0}
     for node in _walk(tree):
         if node["kind"] in (NodeKind.SERVER, NodeKind.ARRAY, NodeKind.TARGET):
             if node["status"] in counts:
                 counts[node["status"]] += 1
-    if version:
-        if not any(key[0] == version for key in _tiles):
-            _tiles.clear()  # an older version's
-        _tiles[(version, tree["name"])] = (units, counts)
     return units, counts
 
 
@@ -158,67 +167,62 @@ def _tile(unit: dict) -> dict:
     """An SSU (or the MDS pair) as a tile: its servers, arrays and targets as cells, each
     with the words shown on hover. Built here, not in the template: a 100-SSU rack has
     thousands of cells and the page refreshes every few seconds."""
-    cells: dict[str, list[dict]] = {"server": [], "array": [], "target": []}
+    cells: dict[str, list[str]] = {"server": [], "array": [], "target": []}
     for node in _walk(unit):
         kind = node["kind"]
         if kind not in cells:
             continue
         name = node["name"]
         where = ""
+        text, url = name, None
         if kind == NodeKind.TARGET:
             summary = node.get("summary") or {}
             if summary.get("server"):
                 where = f" on {summary['server']}"
             if summary.get("fill_percent") is not None:
                 where += f", {summary['fill_percent']} % full"
-        why = "; ".join(node["reasons"]) or "as designed"
-        cell = {
-            "kind": kind,
-            "name": name,
-            "status": node["status"],
-            "title": f"{name}{where}: {why}",
-            "text": name,
-            "url": None,
-        }
-        if kind == NodeKind.SERVER:
-            cell["url"] = reverse("health:server", args=[name])
-        elif kind == NodeKind.TARGET:
             if schema.is_mgs_label(name):
-                cell["text"] = "M"
+                text = "M"
             else:
-                cell["text"] = name[-2:]
-                cell["url"] = reverse("health:target", args=[name])
-        cells[kind].append(cell)
+                text, url = name[-2:], _drill_down_url("health:target", name)
+        elif kind == NodeKind.SERVER:
+            url = _drill_down_url("health:server", name)
+        why = "; ".join(node["reasons"]) or "as designed"
+        cells[kind].append(
+            _cell_html(kind, name, node["status"], f"{name}{where}: {why}", text, url)
+        )
     return {
         "node": unit,
-        "servers": _cells_html(cells["server"], "server"),
-        "arrays": _cells_html(cells["array"], "array"),
-        "targets": _cells_html(cells["target"], ""),
+        "servers": mark_safe("".join(cells["server"])),  # noqa: S308 (escaped by _cell_html)
+        "arrays": mark_safe("".join(cells["array"])),  # noqa: S308
+        "targets": mark_safe("".join(cells["target"])),  # noqa: S308
     }
 
 
-def _cells_html(cells: list[dict], extra: str) -> str:
-    """Coloured cells: links to the drill-down page where there is one; the reasons on hover."""
-    return format_html_join(
-        "",
-        '<{} class="cell {} {}" {}="{}" data-kind="{}" data-name="{}" data-status="{}" '
-        'title="{}">{}</{}>',
-        (
-            (
-                "a" if cell["url"] else "span",
-                extra,
-                cell["status"],
-                "href" if cell["url"] else "tabindex",
-                cell["url"] or "0",
-                cell["kind"],
-                cell["name"],
-                cell["status"],
-                cell["title"],
-                cell["text"],
-                "a" if cell["url"] else "span",
-            )
-            for cell in cells
-        ),
+def _drill_down_url(route: str, name: str) -> str:
+    """``reverse(route, args=[name])`` for the thousands of cells of a tile: the route
+    reversed once, the name quoted as ``reverse`` quotes it."""
+    return _route_pattern(route).replace(_NAME_PLACEHOLDER, quote(name, safe=_URL_SAFE))
+
+
+_NAME_PLACEHOLDER = "name-placeholder"
+_URL_SAFE = RFC3986_SUBDELIMS + "/~:@"
+
+
+@functools.cache
+def _route_pattern(route: str) -> str:
+    return reverse(route, args=[_NAME_PLACEHOLDER])
+
+
+def _cell_html(kind: str, name: str, status: str, title: str, text: str, url: str | None) -> str:
+    """A coloured cell, every value escaped: a link to its drill-down page where there is one;
+    the reasons on hover. Servers' and arrays' cells carry their kind as a class."""
+    tag, where = ("a", f'href="{escape(url)}"') if url else ("span", 'tabindex="0"')
+    extra = kind if kind in (NodeKind.SERVER, NodeKind.ARRAY) else ""
+    return (
+        f'<{tag} class="cell {escape(extra)} {escape(status)}" {where} '
+        f'data-kind="{escape(kind)}" data-name="{escape(name)}" data-status="{escape(status)}" '
+        f'title="{escape(title)}">{escape(text)}</{tag}>'
     )
 
 

@@ -1,6 +1,6 @@
 """Answers shared by the portal's processes in the test profile's Redis: computed once per
 period, the previous answer while another process recomputes, and computed anyway without
-Redis."""
+Redis; what a key names whole (``once_per_key``) built once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 from django.test import override_settings
 
-from portal.web.shared_cache import reused
+from portal.web.shared_cache import once_per_key, reused
 
 pytestmark = pytest.mark.services
 
@@ -50,14 +50,24 @@ def test_past_its_period_it_is_recomputed_aside_and_the_last_answer_given_meanwh
     assert reused(key, 5, compute) == 2 and compute.calls == 2
 
 
-def test_without_redis_every_request_computes_its_own_answer():
-    unreachable = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://127.0.0.1:9/0",
-            "OPTIONS": {"socket_connect_timeout": 0.2},
-        }
+UNREACHABLE = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:9/0",
+        "OPTIONS": {"socket_connect_timeout": 0.2},
     }
+}
+
+
+def test_without_redis_every_request_computes_its_own_answer():
     compute = Counter()
-    with override_settings(CACHES=unreachable):
+    with override_settings(CACHES=UNREACHABLE):
         assert [reused("test:any", 60, compute) for _ in range(2)] == [1, 2]
+        assert [once_per_key("test:any", compute) for _ in range(2)] == [3, 4]
+
+
+def test_what_a_key_names_is_built_once_and_read_by_the_others(services):
+    key, build = f"test:{uuid.uuid4().hex}", Counter()
+    assert [once_per_key(key, build) for _ in range(3)] == [1, 1, 1]
+    assert build.calls == 1
+    assert once_per_key(f"{key}:next", build) == 2  # another version: built again

@@ -5,6 +5,10 @@ one process compute it once per period and the others answer with it. When the p
 the first request to ask starts the recomputation in a thread of its process and, like every
 other request until it is done, answers with the previous data: only the very first request of
 a chart waits for it. Without Redis every request computes its own answer.
+
+``once_per_key`` shares what never goes stale because its key names what it is made of (the
+dashboard's trees and tiles of one version of the cached colours): the first process to need
+it builds it, the others read it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # How long a process may hold the recomputation before another one takes it over.
 RECOMPUTE_SECONDS = 60
+# How long ``once_per_key`` keeps an answer: a version of the colours is asked for while it is
+# the newest, then never again.
+KEY_KEPT_SECONDS = 600
 
 
 def reused(key: str, seconds: float, compute: Callable[[], T]) -> T:
@@ -64,3 +71,21 @@ def _keep(key: str, seconds: float, answer: object) -> None:
         cache.delete(f"{key}:recomputing")
     except redis.RedisError as error:
         log.warning("no shared cache (%s): %s not kept", error, key)
+
+
+def once_per_key(key: str, build: Callable[[], T]) -> T:
+    """``build()``'s answer, built once across the processes while Redis keeps it (``key`` must
+    name everything the answer is made of)."""
+    try:
+        kept = cache.get(key)
+    except redis.RedisError as error:
+        log.warning("no shared cache (%s): building %s here", error, key)
+        return build()
+    if kept is not None:
+        return kept
+    answer = build()
+    try:
+        cache.set(key, answer, timeout=KEY_KEPT_SECONDS)
+    except redis.RedisError as error:
+        log.warning("no shared cache (%s): %s not kept", error, key)
+    return answer

@@ -28,6 +28,7 @@ from portal.health.models import (
 )
 from portal.health.services.facts import FOLLOWED, follow_inventory, gather_facts
 from portal.health.services.metrics import read_metrics
+from portal.web.shared_cache import once_per_key
 
 log = logging.getLogger(__name__)
 
@@ -324,33 +325,35 @@ def cache_tag(version: str | None, checked: datetime | None) -> str | None:
 
 def cached_trees(version: str | None = None) -> list[dict]:
     """The trees as last evaluated, from the cache: no InfluxDB, and no query at all while the
-    version (``cached_version``) is the one this process built last. Callers only read them."""
+    version (``cached_version``) is the one this process built last. A version is built from
+    the rows once for all the portal's processes (``once_per_key``: the others read it from
+    Redis). Callers only read them."""
     global _built
     if version is None:
         version, _ = cached_version()
-    if version is not None and _built is not None and _built[0] == version:
+    if version is None:
+        return _trees_from_rows()
+    if _built is not None and _built[0] == version:
         return _built[1]
-    rows = list(HealthStatus.objects.order_by("position", "pk"))
-    children: dict[str, list[HealthStatus]] = defaultdict(list)
-    for row in rows:
-        children[row.parent_key].append(row)
-
-    def build(row: HealthStatus) -> dict:
-        return {
-            "key": row.key,
-            "kind": row.kind,
-            "name": row.name,
-            "status": row.status,
-            "reasons": row.reasons,
-            "summary": row.summary,
-            "since": row.since.isoformat(),
-            "children": [build(child) for child in children.get(row.key, [])],
-        }
-
-    trees = [build(row) for row in children.get("", []) if row.kind == NodeKind.FILESYSTEM]
-    if version is not None:
-        _built = (version, trees)
+    trees = once_per_key(f"health:trees:{version}", _trees_from_rows)
+    _built = (version, trees)
     return trees
+
+
+_TREE_FIELDS = ("key", "kind", "name", "status", "reasons", "summary")
+
+
+def _trees_from_rows() -> list[dict]:
+    rows = HealthStatus.objects.order_by("position", "pk").values_list(
+        "parent_key", "since", *_TREE_FIELDS
+    )
+    children: dict[str, list[dict]] = defaultdict(list)
+    for parent, since, *values in rows:
+        node = dict(zip(_TREE_FIELDS, values, strict=True))
+        node["since"] = since.isoformat()
+        node["children"] = children[node["key"]]
+        children[parent].append(node)
+    return [node for node in children.get("", []) if node["kind"] == NodeKind.FILESYSTEM]
 
 
 def last_checked():

@@ -4,12 +4,17 @@ next browser within the refresh. On points in the sensors' schema in the real te
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from portal.health import views
 from portal.health.models import Evaluation, HealthStatus
+from portal.health.services import evaluation
 from portal.health.services.evaluation import REMEMBERED, cached_rows, evaluate_and_store
 from portal.health.services.metrics import newest
 from portal.health.tests.metrics import RackMetrics
@@ -61,6 +66,30 @@ def test_the_refresh_answers_304_until_a_colour_changes(client, world, rack):
     assert again.status_code == 200
     assert again.headers["ETag"] != etag
     assert 'data-name="scratch-OST0002" data-status="orange"' in again.content.decode()
+
+
+def test_a_version_built_by_one_portal_process_is_read_by_the_others(client, world, rack):
+    """Three gunicorn workers, one tree and one set of tiles per version: a process that has
+    not built this version reads what another built from Redis, not the colours' rows."""
+    client.login(username="viewer", password="pw-viewer-123!")
+    built = client.get("/").content.decode()
+    evaluation._built = None  # another process: none of this version in its memory
+    views._tiles.clear()
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/").content.decode()
+    assert not [q["sql"] for q in queries if HealthStatus._meta.db_table in q["sql"]]
+    assert len(_tiles_html(built)) > 10 and _tiles_html(again) == _tiles_html(built)
+    assert 'data-name="scratch-OST0002" data-status="green"' in again
+
+    a_drive_fails(rack)  # a new version: built from the rows again, once
+    with CaptureQueriesContext(connection) as queries:
+        changed = client.get("/").content.decode()
+    assert [q["sql"] for q in queries if HealthStatus._meta.db_table in q["sql"]]
+    assert 'data-name="scratch-OST0002" data-status="orange"' in changed
+
+
+def _tiles_html(page: str) -> list[str]:
+    return re.findall(r'<(?:a|span) class="cell [^>]*>[^<]*</(?:a|span)>', page)
 
 
 def test_the_health_api_answers_304_until_a_colour_changes(client, world, rack):
