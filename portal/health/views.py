@@ -192,7 +192,8 @@ def _tile(unit: dict) -> dict:
             _cell_html(kind, name, node["status"], f"{name}{where}: {why}", text, url)
         )
     return {
-        "node": unit,
+        # What the tile's head shows of the unit (not its subtree: the tiles are kept in Redis).
+        "node": {key: unit[key] for key in ("kind", "name", "status", "reasons")},
         "servers": mark_safe("".join(cells["server"])),  # noqa: S308 (escaped by _cell_html)
         "arrays": mark_safe("".join(cells["array"])),  # noqa: S308
         "targets": mark_safe("".join(cells["target"])),  # noqa: S308
