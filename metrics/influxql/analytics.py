@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from metrics.influxql.common import Source, between, quote_identifier, quote_string, tags
+from metrics.influxql.common import (
+    POLICY_STEPS,
+    Source,
+    between,
+    quote_identifier,
+    quote_string,
+    tags,
+)
 from sensors import schema
 
 # What the analytics read of each measurement (DESIGN.md §9).
@@ -55,9 +62,10 @@ def analytics_hour_statements(
     """For a long window, the same points mostly from the hour means: per series of ``ost``,
     ``ost_job`` and ``ost_client``, the first minute mean of the window's first hour, the last
     hour mean of each of ``hour``'s steps up to ``edge`` (the hours the continuous query has
-    written), and the last minute mean after it; ``brw`` as the first minute mean of the first
-    hour and the last of the window after ``edge``. The hours hold no calls: the window's calls
-    are counted from edge to edge, nothing per step needs them."""
+    written; each hour mean as it is when the step is an hour), and the last minute mean after
+    it; ``brw`` as the first minute mean of the first hour and the last of the window after
+    ``edge``. The hours hold no calls: the window's calls are counted from edge to edge,
+    nothing per step needs them."""
     head, body, tail = (
         between(since, min(since + 3600, until)),
         between(since, edge - 1),
@@ -74,7 +82,11 @@ def analytics_hour_statements(
             return f"{condition} AND {time_range}" if condition else time_range
 
         statements.append(_selected(minute, measurement, "first", fields, within(head), ""))
-        if measurement is not schema.BRW:
+        if measurement is not schema.BRW and hour.step == POLICY_STEPS[hour.policy]:
+            # A step of one hour is each hour mean as it is: read raw, InfluxDB 1.6 answers it
+            # 2.5-3 times sooner than the same rows as last() per step.
+            statements.append(_raw(hour, measurement, _stepped(fields), within(body)))
+        elif measurement is not schema.BRW:
             statements.append(
                 _selected(
                     hour,
@@ -92,6 +104,16 @@ def analytics_hour_statements(
 
 def _stepped(fields: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(field for field in fields if not field.endswith("_calls"))
+
+
+def _raw(
+    source: Source, measurement: schema.Measurement, fields: tuple[str, ...], where: str
+) -> str:
+    columns = ", ".join(f"{source.field(f)} AS {quote_identifier(f)}" for f in fields)
+    return (
+        f"SELECT {columns} FROM {source.measurement(measurement.name)} WHERE {where} "
+        f"GROUP BY {tags(measurement.tags)}"
+    )
 
 
 def _selected(
