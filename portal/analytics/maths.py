@@ -54,6 +54,8 @@ class Points(list):
     def __init__(self, points: Iterable[Point] = ()):
         super().__init__(points)
         self.grouped: dict[str, dict[tuple, list[Point]]] = {}
+        # Each OST series' bytes/s per heat map column, by (since, until, step, point_step).
+        self.spread: dict[tuple, list[tuple[dict, list[float]]]] = {}
 
 
 def by_series(points: Iterable[Point], measurement: str) -> dict[tuple, list[Point]]:
@@ -96,7 +98,7 @@ def counter_delta(values: list[float]) -> float:
 
 def field_delta(points: list[Point], name: str) -> float:
     return counter_delta(
-        [p.fields[name] for p in points if isinstance(p.fields.get(name), int | float)]
+        [p.fields[name] for p in points if isinstance(p.fields.get(name), (int, float))]
     )
 
 
@@ -184,7 +186,7 @@ def increments(points: list[Point], names: tuple[str, ...]) -> list[tuple[float,
         amount = 0.0
         for name in names:
             before, after = previous.fields.get(name), current.fields.get(name)
-            if isinstance(before, int | float) and isinstance(after, int | float):
+            if isinstance(before, (int, float)) and isinstance(after, (int, float)):
                 amount += after - before if after >= before else after
         steps.append((current.time, amount))
     return steps
@@ -235,10 +237,32 @@ def heatmap(
     series (its usual gap, and no less than ``point_step``, the points' step as read)."""
     columns = max(1, math.ceil((until - since) / step))
     rows: dict[str, list[float]] = {}
+    for tag, spread in _series_spread(points, since, until, step, point_step):
+        row = rows.setdefault(_row_key(tag, by), [0.0] * columns)
+        for column, value in enumerate(spread):
+            row[column] += value
+    ranked = sorted(rows.items(), key=lambda item: (-sum(item[1]), item[0]))
+    return {
+        "by": by,
+        "step": step,
+        "times": [since + i * step for i in range(columns)],
+        "rows": [{"name": name, "values": values} for name, values in ranked],
+        "max": max((max(values) for values in rows.values()), default=0.0),
+    }
+
+
+def _series_spread(
+    points: Iterable[Point], since: float, until: float, step: float, point_step: float | None
+) -> list[tuple[dict, list[float]]]:
+    """Each OST series' tags and bytes/s per column (see ``heatmap``): made once for a
+    report's heat maps by server and by target and its since-when."""
+    key = (since, until, step, point_step)
+    if isinstance(points, Points) and key in points.spread:
+        return points.spread[key]
+    columns = max(1, math.ceil((until - since) / step))
+    spread = []
     for tags, members in by_series(points, "ost").items():
-        tag = dict(tags)
-        key = _row_key(tag, by)
-        row = rows.setdefault(key, [0.0] * columns)
+        row = [0.0] * columns
         # The series' own round, from its gaps after the first (the first may be the window's
         # first value, placed at its start however late the series began).
         later = sorted(b.time - a.time for a, b in zip(members[1:], members[2:], strict=False))
@@ -250,14 +274,10 @@ def heatmap(
             reach = first_span if number == 0 else SPREAD_ROUNDS * first_span
             _spread(row, amount, max(before, t - reach), t, since, step)
             before = t
-    ranked = sorted(rows.items(), key=lambda item: (-sum(item[1]), item[0]))
-    return {
-        "by": by,
-        "step": step,
-        "times": [since + i * step for i in range(columns)],
-        "rows": [{"name": name, "values": values} for name, values in ranked],
-        "max": max((max(values) for values in rows.values()), default=0.0),
-    }
+        spread.append((dict(tags), row))
+    if isinstance(points, Points):
+        points.spread[key] = spread
+    return spread
 
 
 def cell_jobs(

@@ -182,14 +182,23 @@ def _points(
     ``steps_end``). Several selectors in one statement come back with the time of the range or
     of the step's start, not of the values."""
     points = []
+    series: dict[tuple, tuple] = {}  # each series' tags, made once for all its points
     for (measurement, at), rows in zip(read_as, _side_by_side(statements), strict=True):
+        fields = queries.ANALYTICS_FIELDS[measurement.name]
         for row in rows:
             if at == "step":
                 moment = min(row["time"] + step, until if steps_end is None else steps_end)
             else:
                 moment = since if at == "since" else until
-            if (point := _point(measurement, row, moment)) is not None:
-                points.append(point)
+            values = {f: row[f] for f in fields if row.get(f) is not None}
+            if not values:
+                continue
+            identity = (measurement.name, *(row.get(tag) or "" for tag in measurement.tags))
+            tags = series.get(identity)
+            if tags is None:
+                named = zip(measurement.tags, identity[1:], strict=True)
+                tags = series[identity] = tuple(sorted(named))
+            points.append(maths.Point(measurement.name, tags, values, moment))
     return points
 
 
@@ -224,15 +233,6 @@ def _oldest(source: Source, window: Window) -> float | None:
         [queries.analytics_oldest_statement(source, window.since, window.until)], epoch="s"
     )
     return rows[0]["time"] if rows else None
-
-
-def _point(measurement: schema.Measurement, row: dict, moment: float) -> maths.Point | None:
-    fields = queries.ANALYTICS_FIELDS[measurement.name]
-    values = {f: row[f] for f in fields if row.get(f) is not None}
-    if not values:
-        return None
-    tags = {tag: row.get(tag) or "" for tag in measurement.tags}
-    return maths.make_point(measurement.name, tags, values, moment)
 
 
 # --- the report -----------------------------------------------------------------------------
