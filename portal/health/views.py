@@ -339,16 +339,20 @@ def server_clients(request, hostname: str):
     return _clients_fragment(request, fs, server.role != ServerRole.OSS, server=server.hostname)
 
 
+def _has_clients(target: Target) -> bool:
+    """Whether a target's page lists its busiest clients: an OST's or an MDT's, not the MGS's."""
+    return target.kind in (TargetKind.OST, TargetKind.MDT)
+
+
 @require_safe
 def target_clients(request, label: str):
     """The busiest clients of an OST or an MDT in the last hour (a fragment)."""
     target = Target.objects.select_related("filesystem").filter(label=label).first()
     if target is None:
         raise Http404(f"no target {label}")
-    listed = target.kind in (TargetKind.OST, TargetKind.MDT)
     return _clients_fragment(
         request,
-        target.filesystem.name if listed else None,
+        target.filesystem.name if _has_clients(target) else None,
         target.kind == TargetKind.MDT,
         target=schema.split_label(target.label)[1],
     )
@@ -383,7 +387,7 @@ def target_detail(request, label: str):
             "array_events_about": subject.label if subject else "",
             **_kernel_lines(target, target=target.label),
             "clients_url": reverse("health:target-clients", args=[target.label])
-            if target.kind in (TargetKind.OST, TargetKind.MDT)
+            if _has_clients(target)
             else None,
         },
     )
