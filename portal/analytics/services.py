@@ -146,7 +146,8 @@ def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], Sour
         statements = queries.analytics_statements(fitted, where, window.since, window.until)
         # First of the window, last of each step, for ost and ost_job; first and last of the
         # window for brw.
-        points = _points(statements, _READ_AS, window.since, window.until, fitted.step)
+        results = _side_by_side(statements)
+        points = _as_points(results, _READ_AS, window.since, window.until, fitted.step)
         if points:
             return points, fitted
     return [], None
@@ -164,13 +165,28 @@ def _read_hours(window: Window, where: str) -> tuple[list[maths.Point], Source |
     since = max(window.since, _oldest(minute, window) or first)
     step = max(hour, -(-int((window.until - since) / choices.HEATMAP_COLUMNS) // hour) * hour)
     source = Source(HOUR_POLICY, step)
-    statements = queries.analytics_hour_statements(minute, source, where, since, edge, window.until)
-    points = _points(statements, _READ_BY_HOURS_AS, window.since, window.until, step, edge)
+    reads = queries.analytics_hour_statements(minute, source, where, since, edge, window.until)
+    results = _side_by_side([statement for statement, _ in reads])
+    # An edge with a row lacking a field is read again as first() or last() per field.
+    again = [
+        number
+        for number, ((_, instead), (measurement, _), rows) in enumerate(
+            zip(reads, _READ_BY_HOURS_AS, results, strict=True)
+        )
+        if instead and _lacking(rows, queries.ANALYTICS_FIELDS[measurement.name])
+    ]
+    for number, rows in zip(again, _side_by_side([reads[n][1] for n in again]), strict=True):
+        results[number] = rows
+    points = _as_points(results, _READ_BY_HOURS_AS, window.since, window.until, step, edge)
     return points, source
 
 
-def _points(
-    statements: list[str],
+def _lacking(rows: list[dict], fields: tuple[str, ...]) -> bool:
+    return any(row.get(field) is None for row in rows for field in fields)
+
+
+def _as_points(
+    results: list[list[dict]],
     read_as: tuple[tuple[schema.Measurement, str], ...],
     since: float,
     until: float,
@@ -183,7 +199,7 @@ def _points(
     of the step's start, not of the values."""
     points = []
     series: dict[tuple, tuple] = {}  # each series' tags, made once for all its points
-    for (measurement, at), rows in zip(read_as, _side_by_side(statements), strict=True):
+    for (measurement, at), rows in zip(read_as, results, strict=True):
         fields = queries.ANALYTICS_FIELDS[measurement.name]
         for row in rows:
             if at == "step":
