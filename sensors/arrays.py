@@ -178,9 +178,16 @@ def write_components(rnd: Round, components: list[ArrayComponent]) -> None:
     The controllers last: the health engine takes an array's controllers as its round, and a
     round goes out in batches (sensors.sender), one after the other. Written after the drives
     and groups, a round whose controllers have landed has its faults in too; written before,
-    a degraded group in a later batch would look mended until that batch landed."""
+    a degraded group in a later batch would look mended until that batch landed. Each
+    controller's point counts its array's groups not ok (``schema.GROUPS_NOT_OK``)."""
+    not_ok: dict[str, int] = {}
+    for item in components:
+        if item.component == "volume_group" and not item.ok:
+            not_ok[item.array] = not_ok.get(item.array, 0) + 1
     for item in sorted(components, key=lambda item: item.component == "controller"):
         fields: dict = {"state": item.state, "ok": 1 if item.ok else 0}
+        if item.component == "controller":
+            fields[schema.GROUPS_NOT_OK] = not_ok.get(item.array, 0)
         if item.operation:
             fields["operation"] = item.operation
             if item.progress is not None:

@@ -124,7 +124,10 @@ BRW_SECTIONS = (
 # `value` and `ok` always; the BMC's own thresholds (`ipmitool sensor`) when it prints them.
 BMC_FIELDS = ("value", "ok", "upper_nc", "upper_cr")
 BMC_TYPES = ("temperature", "fan", "power", "voltage", "current", "other")
-ARRAY_FIELDS = ("state", "ok", "operation", "progress")
+# A controller's point also counts its array's volume groups that are not ok in the same round
+# (``GROUPS_NOT_OK``): the health engine reads the groups only of arrays that have such a one.
+GROUPS_NOT_OK = "groups_not_ok"
+ARRAY_FIELDS = ("state", "ok", "operation", "progress", GROUPS_NOT_OK)
 ARRAY_COMPONENTS = ("drive", "volume_group", "controller")
 # The array's own performance figures (SANtricity's analysed-*-statistics: averages over the
 # array's last sampling interval): operations per second, MB/s, milliseconds, percent.

@@ -69,7 +69,6 @@ def fact_statements(
     view between two readings."""
     intervals = {**default_intervals(), **(intervals or {})}
     short = int(max(60, 3 * silence_seconds))
-    recent = int(max(20, silence_seconds))
 
     def window(measurement: str, least: int) -> int:
         return int(max(least, 3 * intervals[measurement]))
@@ -105,11 +104,11 @@ def fact_statements(
         "ost": FactStatement(capacity, "ost", short, TARGET_SERIES, flat=True),
         "mdt": FactStatement(capacity, "mdt", short, TARGET_SERIES, flat=True),
         # Every round reports every drive, group and controller of an array: the controllers
-        # say when each server last reported each array; of the volume groups only those not ok
-        # are read, and drives only in arrays with such a group (``drive_faults``), by tag,
-        # which the index answers quickly.
+        # say when each server last reported each array, and how many of its volume groups are
+        # not ok; the groups not ok and their drives are read only of arrays that have such a
+        # one (``array_faults_statements``), by tag, which the index answers quickly.
         "array_rounds": FactStatement(
-            "state, ok",
+            f"state, ok, {schema.GROUPS_NOT_OK}",
             "array",
             window("array", short),
             ARRAY_SERIES,
@@ -126,15 +125,6 @@ def fact_statements(
             ("array", "controller"),
             flat=True,
             keep=2,
-        ),
-        # With the array's long-running operation on the group (a reconstruction, its percent).
-        "group_faults": FactStatement(
-            "state, ok, operation, progress",
-            "array",
-            window("array", recent),
-            ARRAY_SERIES,
-            "component = 'volume_group' AND ok = 0",
-            flat=True,
         ),
         "cluster": FactStatement(", ".join(schema.CLUSTER_FIELDS), "cluster", hour, server),
         "lnet_state": FactStatement(", ".join(schema.LNET_STATE_FIELDS), "lnet", hour, server),
@@ -167,15 +157,22 @@ def multipath_faults_statement(rounds: dict[str, int]) -> str:
     )
 
 
-def drive_faults_statement(arrays: list[str], window_seconds: int) -> str:
-    """The drives not ok of these arrays, in their recent rounds (the window of the volume
-    groups' faults, ``group_faults``)."""
+def array_faults_statements(arrays: list[str], window_seconds: int) -> list[str]:
+    """The volume groups not ok of these arrays, with their long-running operation (a
+    reconstruction, its percent), and their drives not ok, in their rounds of the window (that
+    of ``array_rounds``)."""
     which = " OR ".join(f"array = {quote_string(name)}" for name in sorted(arrays))
-    return FactStatement(
-        "state, ok",
-        "array",
-        window_seconds,
-        ARRAY_SERIES,
-        f"component = 'drive' AND ({which}) AND ok = 0",
-        flat=True,
-    ).statement()
+    return [
+        FactStatement(
+            fields,
+            "array",
+            window_seconds,
+            ARRAY_SERIES,
+            f"component = {quote_string(component)} AND ({which}) AND ok = 0",
+            flat=True,
+        ).statement()
+        for component, fields in (
+            ("volume_group", "state, ok, operation, progress"),
+            ("drive", "state, ok"),
+        )
+    ]

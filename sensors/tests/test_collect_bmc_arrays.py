@@ -199,7 +199,8 @@ def test_smcli_says_which_group_reconstructs_and_how_far():
 
 def test_an_arrays_controllers_are_written_after_its_drives_and_groups():
     """The health engine takes an array's controller points as its round: a round sent in
-    batches has its drives and groups in once its controllers have landed."""
+    batches has its drives and groups in once its controllers have landed. Each controller
+    counts its array's groups not ok, the only arrays whose groups the engine reads."""
 
     class RestArray:
         def components(self):
@@ -223,3 +224,10 @@ def test_an_arrays_controllers_are_written_after_its_drives_and_groups():
         ("ssu01-a", "controller", "B"),
         ("ssu01-b", "controller", "A"),
     ]
+    counted = {
+        (p.tags["array"], p.tags["id"]): p.fields["groups_not_ok"]
+        for p in parse_lines(rnd.lines)
+        if p.tags["component"] == "controller"
+    }
+    assert counted == {("ssu01-a", "A"): 1, ("ssu01-a", "B"): 1, ("ssu01-b", "A"): 0}
+    assert all("groups_not_ok" not in p.fields for p in parse_lines(rnd.lines)[:3])

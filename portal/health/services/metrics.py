@@ -112,14 +112,11 @@ class KeptPoints:
 
 KEPT = KeptPoints()
 # The statements read in a request of their own (the most series on a big rack), side by side.
-# The arrays' newest rounds and their groups' faults go in one request, in that order: InfluxDB
-# answers a request's statements one after the other, so a round written while the engine reads
-# is either in both answers or only in the faults'. Read apart, a round could land between the
-# two: its controllers newest, its faults unread, and a degraded group would look mended for
-# one evaluation (its alerts resolved, then fired again).
-# The servers' `sensor` points and their targets go in one request the same way, the `sensor`
-# points first (see ``whole_rounds``).
-SEPARATE = (("sensor", "ost", "mdt"), ("array_rounds", "group_faults"))
+# The servers' `sensor` points and their targets go in one request, the `sensor` points first
+# (see ``whole_rounds``). The arrays' volume groups not ok are read after their rounds, and only
+# of the arrays whose controllers count one: a round's controllers are written after its groups
+# (sensors.arrays), so a round read has its faults in.
+SEPARATE = (("sensor", "ost", "mdt"), ("array_rounds",))
 
 
 @dataclass
@@ -267,14 +264,22 @@ def read_metrics(silence_seconds: float, kept: KeptPoints | None = None) -> Metr
     for point in answers.get("array_management", ()):
         controllers = metrics.management.setdefault(point.get("array", ""), {})
         controllers.setdefault(point.get("controller", ""), []).append(point)  # newest first
-    faults = answers["group_faults"]
-    degraded = sorted({p.get("array", "") for p in faults if p["time"] >= _round(rounds, p)})
+    # The groups not ok and their drives, of the arrays whose newest round counts such a group
+    # (or does not say: a controller point of a sensor from before the count).
+    degraded = sorted(
+        {
+            p.get("array", "")
+            for p in answers["array_rounds"]
+            if p["time"] >= _round(rounds, p) and p.get(schema.GROUPS_NOT_OK) != 0
+        }
+    )
+    faults: list[dict] = []
     if degraded:
-        (drives,) = influx.query_tagged(
-            [queries.drive_faults_statement(degraded, statements["group_faults"].window)],
+        groups, drives = influx.query_tagged(
+            queries.array_faults_statements(degraded, statements["array_rounds"].window),
             epoch="ms",
         )
-        faults = faults + newest(drives, queries.ARRAY_SERIES)
+        faults = newest(groups, queries.ARRAY_SERIES) + newest(drives, queries.ARRAY_SERIES)
     for point in answers["array_rounds"] + faults:
         if point["time"] < _round(rounds, point):
             continue  # not in the array's newest round: fixed since

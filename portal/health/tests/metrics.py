@@ -35,6 +35,8 @@ class RackMetrics:
     collector: str = ""
     collector_late: float = 0.0
     collector_silent: bool = False
+    # Controller points without their array's count of groups not ok (a sensor from before it).
+    uncounted: bool = False
 
     def lines(self, moment: float) -> list[str]:
         stamp = int(moment * 1000)
@@ -133,13 +135,7 @@ class RackMetrics:
         for array in StorageArray.objects.prefetch_related("volume_groups__drives__enclosure"):
             if array.name not in reporters:
                 continue
-            for controller in "AB":
-                bad = (array.name, controller) in self.failed_controllers
-                lines.append(
-                    f"array,server={reporters[array.name]},array={array.name},"
-                    f"component=controller,id={controller} "
-                    f'state="{"failed" if bad else "optimal"}",ok={0 if bad else 1}i {stamp}'
-                )
+            not_ok = 0
             for group in array.volume_groups.all():
                 lost = sum(
                     1
@@ -156,6 +152,7 @@ class RackMetrics:
                     if lost == 2
                     else "failed"
                 )
+                not_ok += state != "optimal"
                 operation = ""
                 if group.name in self.reconstructing:
                     percent = self.reconstructing[group.name]
@@ -164,6 +161,16 @@ class RackMetrics:
                     f"array,server={reporters[array.name]},array={array.name},"
                     f"component=volume_group,id={group.name} "
                     f'state="{state}",ok={1 if state == "optimal" else 0}i{operation} {stamp}'
+                )
+            # The controllers after the groups, counting those not ok, as sensors.arrays does.
+            counted = "" if self.uncounted else f",groups_not_ok={not_ok}i"
+            for controller in "AB":
+                bad = (array.name, controller) in self.failed_controllers
+                lines.append(
+                    f"array,server={reporters[array.name]},array={array.name},"
+                    f"component=controller,id={controller} "
+                    f'state="{"failed" if bad else "optimal"}",ok={0 if bad else 1}i'
+                    f"{counted} {stamp}"
                 )
         return lines
 

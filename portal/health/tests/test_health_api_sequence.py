@@ -169,3 +169,19 @@ def test_status_changes_are_listed_newest_first_and_filter_by_object(
     (change,) = response.json()["results"]
     assert (change["old"], change["new"]) == ("green", "orange")
     assert "ssu01-a-vg05" in change["reasons"][0]
+
+
+def test_a_degraded_group_counts_whether_or_not_its_controllers_count_it(
+    rack_inventory, metrics_db
+):
+    """The engine reads the volume groups of the arrays whose newest round counts one not ok,
+    and of those whose controllers do not say (a sensor from before the count)."""
+    rack = RackMetrics(failed_drives=set(group_drives("ssu01-a-vg02")[:1]))
+    for uncounted in (False, True, False):
+        rack.uncounted = uncounted
+        round_and_evaluate(rack)
+        ost = HealthStatus.objects.get(kind="target", name="scratch-OST0002")
+        assert ost.status == "orange" and "ssu01-a-vg02 is degraded" in ost.reasons[0], uncounted
+    rack.failed_drives = set()
+    round_and_evaluate(rack)
+    assert HealthStatus.objects.get(kind="target", name="scratch-OST0002").status == "green"
