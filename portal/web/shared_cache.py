@@ -27,8 +27,9 @@ T = TypeVar("T")
 # How long a process may hold the recomputation before another one takes it over.
 RECOMPUTE_SECONDS = 60
 # How long ``once_per_key`` keeps an answer: a version of the colours is asked for while it is
-# the newest, then never again.
-KEY_KEPT_SECONDS = 600
+# the newest, then never again (a 100-SSU rack's trees and tiles are about 1.2 MB a version,
+# and a rack changing colour every round makes a version every 10 s).
+KEY_KEPT_SECONDS = 120
 
 
 def reused(key: str, seconds: float, compute: Callable[[], T]) -> T:
