@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from portal.health import views
-from portal.health.models import Evaluation, HealthStatus
+from portal.health.models import Evaluation, HealthStatus, StatusChange
 from portal.health.services import evaluation
 from portal.health.services.evaluation import REMEMBERED, cached_rows, evaluate_and_store
 from portal.health.services.metrics import newest
@@ -69,23 +69,31 @@ def test_the_refresh_answers_304_until_a_colour_changes(client, world, rack):
 
 
 def test_a_version_built_by_one_portal_process_is_read_by_the_others(client, world, rack):
-    """Three gunicorn workers, one tree and one set of tiles per version: a process that has
-    not built this version reads what another built from Redis, not the colours' rows."""
+    """Three gunicorn workers, one tree, one set of tiles and one list of the latest changes
+    per version: a process that has not built this version reads what another built from
+    Redis, not the colours' rows nor the changes'."""
     client.login(username="viewer", password="pw-viewer-123!")
     built = client.get("/").content.decode()
     evaluation._built = None  # another process: none of this version in its memory
     views._tiles.clear()
     with CaptureQueriesContext(connection) as queries:
         again = client.get("/").content.decode()
-    assert not [q["sql"] for q in queries if HealthStatus._meta.db_table in q["sql"]]
+    assert not [q["sql"] for q in queries if _reads_the_colours(q["sql"])]
     assert len(_tiles_html(built)) > 10 and _tiles_html(again) == _tiles_html(built)
     assert 'data-name="scratch-OST0002" data-status="green"' in again
+    assert again[again.index("Latest changes") :] == built[built.index("Latest changes") :]
 
     a_drive_fails(rack)  # a new version: built from the rows again, once
     with CaptureQueriesContext(connection) as queries:
         changed = client.get("/").content.decode()
-    assert [q["sql"] for q in queries if HealthStatus._meta.db_table in q["sql"]]
+    assert [q["sql"] for q in queries if _reads_the_colours(q["sql"])]
     assert 'data-name="scratch-OST0002" data-status="orange"' in changed
+    latest = changed[changed.index("Latest changes") :]
+    assert "scratch-OST0002" in latest and "ssu01-a-vg02" in latest
+
+
+def _reads_the_colours(sql: str) -> bool:
+    return any(table in sql for table in (HealthStatus._meta.db_table, StatusChange._meta.db_table))
 
 
 def _tiles_html(page: str) -> list[str]:
