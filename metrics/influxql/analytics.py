@@ -58,26 +58,20 @@ def analytics_statements(source: Source, where: str, since: float, until: float)
 
 def analytics_hour_statements(
     minute: Source, hour: Source, where: str, since: float, edge: float, until: float
-) -> list[tuple[str, str | None]]:
+) -> list[str]:
     """For a long window, the same points mostly from the hour means: per series of ``ost``,
     ``ost_job`` and ``ost_client``, the first minute mean of the window's first hour, the last
     hour mean of each of ``hour``'s steps up to ``edge`` (the hours the continuous query has
     written; each hour mean as it is when the step is an hour), and the last minute mean after
     it; ``brw`` as the first minute mean of the first hour and the last of the window after
     ``edge``. The hours hold no calls: the window's calls are counted from edge to edge,
-    nothing per step needs them.
-
-    Each statement comes with the one to read instead if any of its rows lacks a field (None:
-    none needed). The edges are read as each series' first or last point (``LIMIT 1``), which
-    InfluxDB 1.6 answers two to four times sooner than ``first()`` and ``last()`` over the
-    hour; they are the same values unless a series' edge point lacks a field that a later (an
-    earlier) point of the range has, as a counter that appears in the window's first hour."""
+    nothing per step needs them."""
     head, body, tail = (
         between(since, min(since + 3600, until)),
         between(since, edge - 1),
         between(edge, until),
     )
-    statements: list[tuple[str, str | None]] = []
+    statements = []
     for measurement in (schema.OST, schema.OST_JOB, schema.OST_CLIENT, schema.BRW):
         fields = ANALYTICS_FIELDS[measurement.name]
         condition = where
@@ -87,27 +81,24 @@ def analytics_hour_statements(
         def within(time_range: str, condition: str = condition) -> str:
             return f"{condition} AND {time_range}" if condition else time_range
 
-        statements.append(
-            (
-                _raw(minute, measurement, fields, within(head)) + " LIMIT 1",
-                _selected(minute, measurement, "first", fields, within(head), ""),
-            )
-        )
+        statements.append(_selected(minute, measurement, "first", fields, within(head), ""))
         if measurement is not schema.BRW and hour.step == POLICY_STEPS[hour.policy]:
             # A step of one hour is each hour mean as it is: read raw, InfluxDB 1.6 answers it
             # 2.5-3 times sooner than the same rows as last() per step.
-            statements.append((_raw(hour, measurement, _stepped(fields), within(body)), None))
+            statements.append(_raw(hour, measurement, _stepped(fields), within(body)))
         elif measurement is not schema.BRW:
-            stepped = _selected(
-                hour, measurement, "last", _stepped(fields), within(body), f"time({hour.step}s), "
+            statements.append(
+                _selected(
+                    hour,
+                    measurement,
+                    "last",
+                    _stepped(fields),
+                    within(body),
+                    f"time({hour.step}s), ",
+                )
+                + " fill(none)"
             )
-            statements.append((stepped + " fill(none)", None))
-        statements.append(
-            (
-                _raw(minute, measurement, fields, within(tail)) + " ORDER BY time DESC LIMIT 1",
-                _selected(minute, measurement, "last", fields, within(tail), ""),
-            )
-        )
+        statements.append(_selected(minute, measurement, "last", fields, within(tail), ""))
     return statements
 
 

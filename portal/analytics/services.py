@@ -146,8 +146,7 @@ def read_points(window: Window, fs: str | None) -> tuple[list[maths.Point], Sour
         statements = queries.analytics_statements(fitted, where, window.since, window.until)
         # First of the window, last of each step, for ost and ost_job; first and last of the
         # window for brw.
-        results = _side_by_side(statements)
-        points = _as_points(results, _READ_AS, window.since, window.until, fitted.step)
+        points = _points(statements, _READ_AS, window.since, window.until, fitted.step)
         if points:
             return points, fitted
     return [], None
@@ -165,28 +164,13 @@ def _read_hours(window: Window, where: str) -> tuple[list[maths.Point], Source |
     since = max(window.since, _oldest(minute, window) or first)
     step = max(hour, -(-int((window.until - since) / choices.HEATMAP_COLUMNS) // hour) * hour)
     source = Source(HOUR_POLICY, step)
-    reads = queries.analytics_hour_statements(minute, source, where, since, edge, window.until)
-    results = _side_by_side([statement for statement, _ in reads])
-    # An edge with a row lacking a field is read again as first() or last() per field.
-    again = [
-        number
-        for number, ((_, instead), (measurement, _), rows) in enumerate(
-            zip(reads, _READ_BY_HOURS_AS, results, strict=True)
-        )
-        if instead and _lacking(rows, queries.ANALYTICS_FIELDS[measurement.name])
-    ]
-    for number, rows in zip(again, _side_by_side([reads[n][1] for n in again]), strict=True):
-        results[number] = rows
-    points = _as_points(results, _READ_BY_HOURS_AS, window.since, window.until, step, edge)
+    statements = queries.analytics_hour_statements(minute, source, where, since, edge, window.until)
+    points = _points(statements, _READ_BY_HOURS_AS, window.since, window.until, step, edge)
     return points, source
 
 
-def _lacking(rows: list[dict], fields: tuple[str, ...]) -> bool:
-    return any(row.get(field) is None for row in rows for field in fields)
-
-
-def _as_points(
-    results: list[list[dict]],
+def _points(
+    statements: list[str],
     read_as: tuple[tuple[schema.Measurement, str], ...],
     since: float,
     until: float,
@@ -199,7 +183,7 @@ def _as_points(
     of the step's start, not of the values."""
     points = []
     series: dict[tuple, tuple] = {}  # each series' tags, made once for all its points
-    for (measurement, at), rows in zip(read_as, results, strict=True):
+    for (measurement, at), rows in zip(read_as, _side_by_side(statements), strict=True):
         fields = queries.ANALYTICS_FIELDS[measurement.name]
         for row in rows:
             if at == "step":
@@ -214,7 +198,14 @@ def _as_points(
             if tags is None:
                 named = zip(measurement.tags, identity[1:], strict=True)
                 tags = series[identity] = tuple(sorted(named))
-            points.append(maths.Point(measurement.name, tags, values, moment))
+            point = maths.Point(measurement.name, tags, values, moment)
+            last = points[-1] if points else None
+            if at == "step" and last is not None and last.tags is tags and last.time == moment:
+                # Two stored series of one (a sensor's static tags changed within the hour:
+                # the continuous query keeps them apart) read raw: one point, as last() gives.
+                points[-1] = point
+            else:
+                points.append(point)
     return points
 
 

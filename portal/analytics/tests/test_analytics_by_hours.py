@@ -75,6 +75,24 @@ def mean_line(key: tuple, fields: dict, t: int) -> str:
     return line(series(key[0], dict(key[1])), {f"mean_{k}": v for k, v in fields.items()}, t)
 
 
+def split_an_hour_between_two_series(start: int) -> None:
+    """OST0000's sensor gained a static tag within two hours: the continuous query kept the
+    hour's old and new series apart, each with the mean of its part of the hour (the later
+    part's higher, the earlier's lower than the whole hour's). One tag sorts before the
+    others, one after: whichever order InfluxDB gives a group's rows of one time, one of the
+    two hours would read as a counter that went down (a restart) were both rows kept."""
+    lines = []
+    for hours, tag, part in ((5, "a_static", (1800, 3600)), (9, "z_static", (0, 1800))):
+        hour = (start // 3600 + hours) * 3600
+        (key, fields), *_ = counters("OST0000", 0, 0).items()
+        elapsed = [hour + second - start for second in range(part[0], part[1], 60)]
+        samples = [counters("OST0000", 0, e)[key] for e in elapsed]
+        means = {name: sum(s[name] for s in samples) / len(samples) for name in fields}
+        lines.append(mean_line((key[0], (*key[1], (tag, "x"))), means, hour))
+    client = influx.client()
+    client.write_points(lines, protocol="line", time_precision="s", retention_policy="hour")
+
+
 @pytest.fixture
 def a_day(metrics_db):
     """A day of minute means ending now, the hour means of its ended hours, and the same
@@ -108,6 +126,7 @@ def test_a_day_from_the_hour_means_gives_the_numbers_of_its_minutes_and_of_the_o
     a_day, monkeypatch, tmp_path
 ):
     start, end, raw = a_day
+    split_an_hour_between_two_series(start)
     window = services.Window(end - 86400, end, "24h")
     by_hours = services.report(window, None)
     monkeypatch.setattr(services, "HOURS_FROM_SECONDS", math.inf)
