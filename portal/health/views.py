@@ -83,8 +83,8 @@ def service_panel(request):
 # --- the dashboard ----------------------------------------------------------------------------
 
 
-# The tiles of the newest version this process built, by filesystem: a 100-SSU rack's tiles
-# are 3,000 cells, and every open dashboard asks for them every few seconds.
+# The tiles of the newest version this process built or read from Redis, by filesystem: a
+# 100-SSU rack's tiles are 3,000 cells, and every open dashboard asks for them every few seconds.
 _tiles: dict[tuple[str, str], tuple[list[dict], dict[str, int]]] = {}
 
 

@@ -6,9 +6,11 @@ the first request to ask starts the recomputation in a thread of its process and
 other request until it is done, answers with the previous data: only the very first request of
 a chart waits for it. Without Redis every request computes its own answer.
 
-``once_per_key`` shares what never goes stale because its key names what it is made of (the
-dashboard's trees and tiles of one version of the cached colours): the first process to need
-it builds it, the others read it.
+``once_per_key`` shares what does not go stale because its key names what it is made of (the
+dashboard's trees, tiles and latest changes of one version of the cached colours): the first
+process to need it builds it, the others read it. Processes that miss it at the same moment
+each build it. The key does not name the code: after an upgrade, what the old code kept is
+read for up to ``KEY_KEPT_SECONDS``.
 """
 
 from __future__ import annotations

@@ -114,8 +114,9 @@ KEPT = KeptPoints()
 # The statements read in a request of their own (the most series on a big rack), side by side.
 # The servers' `sensor` points and their targets go in one request, the `sensor` points first
 # (see ``whole_rounds``). The arrays' volume groups not ok are read after their rounds, and only
-# of the arrays whose controllers count one: a round's controllers are written after its groups
-# (sensors.arrays), so a round read has its faults in.
+# of the arrays whose controllers count one or do not say (a sensor from before the count): a
+# round's controllers are written after its groups (sensors.arrays), so a round read has its
+# faults in.
 SEPARATE = (("sensor", "ost", "mdt"), ("array_rounds",))
 
 
