@@ -141,6 +141,7 @@ def test_the_rest_api_gives_the_array_points_smcli_gives_for_the_same_state(
     assert one(points, "array", component="controller", id="B").fields == {
         "state": "failed",
         "ok": 0,
+        "groups_not_ok": 2,  # vg00 critical, vg01 degraded
     }
     # Only A was asked, and it is named as the one that answered.
     assert one(points, "array_management", controller="A").fields["answered"] == 1

@@ -97,7 +97,12 @@ def test_injected_failures_show_in_the_points(tmp_path, caplog):
     group = one(points, "array", array="ssu001-a", component="volume_group", id="ssu001-a-vg00")
     assert group.fields == {"state": "degraded", "ok": 0}
     controller = one(points, "array", array="ssu001-b", component="controller", id="B")
-    assert controller.fields == {"state": "failed", "ok": 0}
+    assert controller.fields == {"state": "failed", "ok": 0, "groups_not_ok": 0}
+    assert one(points, "array", array="ssu001-a", component="controller", id="A").fields == {
+        "state": "online",
+        "ok": 1,
+        "groups_not_ok": 1,  # the failed drive's group
+    }
     # the BMC does not answer: reported and counted, the rest of the round is there
     assert rnd.errors == 1 and points_of(points, "bmc") == []
     assert "Could not open device" in caplog.text
