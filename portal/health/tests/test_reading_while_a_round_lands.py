@@ -106,3 +106,41 @@ def test_a_round_read_between_its_batches_unmounts_no_target(rack_inventory, met
     assert status == "red" and reasons == ["not mounted on any server"], (status, reasons)
     for label in (first, *later):
         assert colours[("target", label)][0] == "green", (label, colours[("target", label)])
+
+
+def test_a_round_that_lands_after_the_others_next_one_is_read(rack_inventory, metrics_db):
+    """A round asks for the targets' points only since their servers' last whole rounds, not
+    since a fixed margin. A busy OSS's round lands after the other servers' next round, stamped
+    before it: it is read, and the OST it reports 97 % full turns red. Whichever way the round
+    is bounded, the points of a steady round are asked only since that round's predecessor."""
+    now = float(int(time.time()))
+    rack = RackMetrics()
+    rack.write(now - 20)
+    health_metrics.KEPT.clear()
+    evaluate(now - 19)
+    evaluate(now - 19)  # this round knows every server's last round
+
+    busy = Target.objects.filter(primary_server__hostname="oss02", kind="OST").first().label
+    rack.fill_percent[busy] = 97.0
+    lines = rack.lines(now - 10)
+    late = [line for line in lines if ",server=oss02" in line]
+    influx.write_lines([line for line in lines if line not in late], precision="ms")
+    asked = []
+    read = influx.query_tagged_at_once
+
+    def noted(batches, epoch="ms"):
+        asked.extend(statement for batch in batches for statement in batch)
+        return read(batches, epoch)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(influx, "query_tagged_at_once", noted)
+        colours = {(n.kind, n.name): n.status for t in evaluate(now - 9) for n, _ in t.walk()}
+    assert colours[("target", busy)] == "green"
+    (targets,) = [s for s in asked if s.startswith("SELECT fs, target, server") and "ost" in s]
+    assert f"time > {int((now - 20) * 1000)}ms" in targets, targets
+
+    influx.write_lines(late, precision="ms")
+    trees = evaluate(now - 8)
+    (node,) = [n for tree in trees for n, _ in tree.walk() if (n.kind, n.name) == ("target", busy)]
+    assert node.status == "red", (node.status, node.reasons)
+    assert any("97.0 % full" in reason for reason in node.reasons), node.reasons
