@@ -420,10 +420,14 @@ def test_the_failure_matrix_on_a_virtual_rack(
         # Its incident (ssu01's) told once when it happens and once when it ends, nothing else;
         # any other incident of the row (a filesystem's own red for a lost OST) the same way.
         assert ("ssu01", "firing") in told[row], (row, told[row])
-        # A fault that escalates by design after a delay (every SAS path lost: the partner
-        # fences after the multipath queue) may tell its escalation once, when its first mail
-        # went out before the fence (a busy machine's rounds decide which comes first).
-        escalations = 1 if kind == "sas-link-down" and where.get("links") == 0 else 0
+        # A fault that escalates by design after a delay may tell its escalation once, when its
+        # first mail went out before it (the machine's pace decides which comes first): every
+        # SAS path lost (the partner fences after the multipath queue), a failed volume group
+        # (healthLUSTRE's rule stops the lost target: "not mounted on any server").
+        escalates = (kind == "sas-link-down" and where.get("links") == 0) or (
+            kind == "drive-failed" and where.get("count", 0) > 2
+        )
+        escalations = 1 if escalates else 0
         for (group, mail), count in told[row].items():
             if mail == "update":
                 assert group == "ssu01" and count <= escalations, (row, told[row])
