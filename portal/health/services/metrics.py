@@ -4,9 +4,9 @@ A round asks for every statement of ``metrics.influxql.facts.fact_statements``, 
 requests side by side.
 The newest points of each series are kept between rounds (``KeptPoints``), so a round asks only
 for what came since the last one: a few seconds of points instead of each statement's whole
-window (up to an hour), which on a 100-SSU rack is most of a round's cost. The targets' and the
-arrays' points, a server's rounds, are asked only since each of their servers' last whole round
-(``KeptPoints.rounds_since``): one round of 2,400 OSTs rather than the three a fixed margin held.
+window (up to an hour), which on a 100-SSU rack is most of a round's cost. The targets' points
+are asked only since each of their servers' last whole round (``KeptPoints.rounds_since``): one
+round of 2,400 OSTs rather than the three a fixed margin held.
 """
 
 from __future__ import annotations
@@ -142,14 +142,17 @@ class KeptPoints:
 
 KEPT = KeptPoints()
 # The statements read in a request of their own (the most series on a big rack), side by side
-# with one request for all the others. The servers' `sensor` points, their targets and their
-# arrays' rounds go in one request, the `sensor` points first (see ``whole_rounds``; and
-# ``KeptPoints.rounds_since``: InfluxDB answers a request's statements in order). The arrays'
-# volume groups not ok are read after their rounds, and only of the arrays whose controllers
-# count one or do not say (a sensor from before the count): a round's controllers are written
-# after its groups (sensors.arrays), so a round read has its faults in.
-SEPARATE = (("sensor", "ost", "mdt", "array_rounds"),)
-AFTER_ROUNDS = SEPARATE[0][1:]
+# with one request for all the others. The servers' `sensor` points and their targets go in one
+# request, the `sensor` points first (see ``whole_rounds``; and ``KeptPoints.rounds_since``:
+# InfluxDB answers a request's statements in order). The arrays' volume groups not ok are read
+# after their rounds, and only of the arrays whose controllers count one or do not say (a sensor
+# from before the count): a round's controllers are written after its groups (sensors.arrays),
+# so a round read has its faults in.
+SEPARATE = (("sensor", "ost", "mdt"), ("array_rounds",))
+# The statements of the points a sensor collects in its round, sent before its `sensor` point.
+# Not the arrays': an outside program's run that ends in the next round is sent with that one,
+# under the time of the round it started in, after that round's `sensor` point (sensors.README).
+AFTER_ROUNDS = ("ost", "mdt")
 
 
 @dataclass

@@ -144,3 +144,34 @@ def test_a_round_that_lands_after_the_others_next_one_is_read(rack_inventory, me
     (node,) = [n for tree in trees for n, _ in tree.walk() if (n.kind, n.name) == ("target", busy)]
     assert node.status == "red", (node.status, node.reasons)
     assert any("97.0 % full" in reason for reason in node.reasons), node.reasons
+
+
+def test_an_array_round_sent_after_its_sensor_point_is_read(rack_inventory, metrics_db):
+    """An outside program's run (SMcli, the REST collector) that ends in the next round is sent
+    with that one, under the time of the round it started in: after that round's `sensor`
+    point. The arrays are still read since a margin, not since the servers' last whole rounds:
+    a drive failed in such a late run degrades its group."""
+    now = float(int(time.time()))
+    rack = RackMetrics()
+    rack.write(now - 20)
+    health_metrics.KEPT.clear()
+    evaluate(now - 19)
+    evaluate(now - 19)
+
+    rack.failed_drives = set(group_drives("ssu01-a-vg00")[:1])
+    lines = rack.lines(now - 10)
+    arrays = [line for line in lines if line.startswith("array,")]
+    influx.write_lines([line for line in lines if line not in arrays], precision="ms")
+    colours = {(n.kind, n.name): n.status for t in evaluate(now - 9) for n, _ in t.walk()}
+    assert colours[("target", "scratch-OST0000")] == "green"
+
+    influx.write_lines(arrays, precision="ms")  # the run that started at now - 10 ends
+    trees = evaluate(now - 8)
+    (node,) = [
+        n
+        for tree in trees
+        for n, _ in tree.walk()
+        if (n.kind, n.name) == ("target", "scratch-OST0000")
+    ]
+    assert node.status == "orange", (node.status, node.reasons)
+    assert any("ssu01-a-vg00 is degraded" in reason for reason in node.reasons), node.reasons
