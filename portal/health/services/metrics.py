@@ -104,16 +104,19 @@ class KeptPoints:
         self, name: str, statement: queries.FactStatement, rounds: dict[str, int]
     ) -> float:
         """The moment (ms) after which a server's round statement may have points not read yet:
-        the oldest of its servers' last whole rounds. A sensor sends a round's points in order,
-        its `sensor` point last (sensors.sender, oldest batch first); the last round read the
-        `sensor` points first and then, in the same request, this statement, so every point a
-        server stamped at or before its newest `sensor` point was read then or before. A server
-        whose `sensor` point that round did not see keeps the margin (-inf: no bound here)."""
+        just before the oldest of every server's last whole round. A sensor sends a round's
+        points in order, its `sensor` point last (sensors.sender, oldest batch first); the last
+        round read the `sensor` points first and then, in the same request, this statement, so
+        every point a server stamped before its newest `sensor` point was read then or before.
+        Those of that very round are read once more: InfluxDB shows the points of one write
+        one by one, the `sensor` point perhaps before a target's. Every server counts, not only
+        those the statement has points of: one whose targets come back (a failover, a restart)
+        may send them late. A server of the statement without a `sensor` point keeps the margin
+        (-inf: no bound here); none is later than the last read (a clock set back)."""
         at = statement.series.index("server")
-        servers = {key[at] for key in self.series[name]}
-        if not servers or not servers <= rounds.keys():
+        if not rounds or not {key[at] for key in self.series[name]} <= rounds.keys():
             return float("-inf")
-        return min(rounds[server] for server in servers)
+        return min(min(rounds.values()) - 1, (self.read_at or 0) * 1000)
 
     def merge(
         self, name: str, statement: queries.FactStatement, points: list[dict], now: float
