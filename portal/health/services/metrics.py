@@ -5,8 +5,8 @@ requests side by side.
 The newest points of each series are kept between rounds (``KeptPoints``), so a round asks only
 for what came since the last one: a few seconds of points instead of each statement's whole
 window (up to an hour), which on a 100-SSU rack is most of a round's cost. The targets' points
-are asked only since each of their servers' last whole round (``KeptPoints.rounds_since``): one
-round of 2,400 OSTs rather than the three a fixed margin held.
+are asked only since the servers' last whole round (``KeptPoints.rounds_since``): that round once
+more and the new one, two rounds of 2,400 OSTs rather than the three a fixed margin held.
 """
 
 from __future__ import annotations
